@@ -1,0 +1,63 @@
+# The canonical CPU build of the addon. Source lists come from native/sources.json (one list for every
+# build). Kernels for each ISA are compiled with their own flags into their own static library and
+# chosen at run time (native/kernels/dispatch.cpp), so the addon runs on any x86-64 with AVX2 while
+# using AVX-512 where the CPU and OS support it. `--build_tests=1` adds the C++ unit-test executable.
+{
+  "variables": {
+    "build_tests%": 0,
+    "tm_cflags": ["-std=c++17", "-O3", "-fvisibility=hidden", "-fno-math-errno", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+  },
+  "target_defaults": {
+    "include_dirs": ["native"],
+    "cflags!": ["-fno-exceptions", "-O2", "-O3"],
+    "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14", "-O2", "-O3"],
+    "cflags_cc": ["<@(tm_cflags)", "-fexceptions", "-pthread"],
+    "ldflags": ["-pthread"],
+    "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+    "configurations": {
+      "Release": {
+        "cflags_cc!": ["-O2"],
+        "cflags_cc+": ["-O3"]
+      }
+    }
+  },
+  "targets": [
+    {
+      "target_name": "tm_kernels_avx2",
+      "type": "static_library",
+      "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mbmi2"],
+      "sources": ["<!@(node -p \"require('./native/sources.json').kernels_avx2.join(' ')\")", "native/base/empty.cpp"]
+    },
+    {
+      "target_name": "tm_kernels_avx512",
+      "type": "static_library",
+      "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mbmi2", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni"],
+      "sources": ["<!@(node -p \"require('./native/sources.json').kernels_avx512.join(' ')\")", "native/base/empty.cpp"]
+    },
+    {
+      "target_name": "tm_core",
+      "type": "static_library",
+      "dependencies": ["tm_kernels_avx2", "tm_kernels_avx512"],
+      "sources": ["<!@(node -p \"const s=require('./native/sources.json');['base','gguf','tokenizer','quant','kernels_ref','model','kv','sched','sample','engine'].flatMap(k=>s[k]).join(' ')\")"]
+    },
+    {
+      "target_name": "tokenmill",
+      "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "sources": ["<!@(node -p \"require('./native/sources.json').addon.join(' ')\")"]
+    }
+  ],
+  "conditions": [
+    ["build_tests==1", {
+      "targets": [
+        {
+          "target_name": "tokenmill_cpp_tests",
+          "type": "executable",
+          "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512"],
+          "include_dirs": ["test/cpp"],
+          "sources": ["<!@(node -p \"require('./native/sources.json').tests.join(' ')\")"]
+        }
+      ]
+    }]
+  ]
+}

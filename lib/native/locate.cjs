@@ -1,0 +1,53 @@
+'use strict';
+// Where the compiled addon lives. Plain JS (no compile step) so the install script can use it before any
+// TypeScript is built. Search order (DESIGN.md §5):
+//   1. $TOKENMILL_NATIVE (an explicit path to a .node file)
+//   2. prebuilds/<platform>-<arch>/node.napi.node (prebuildify --napi)
+//   3. build/Release/tokenmill.node, then build/Debug/tokenmill.node (node-gyp)
+// 2 and 3 go through `bindings` with an explicit try list. On failure one error lists every path tried.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const packageRoot = path.resolve(__dirname, '..', '..');
+const platformArch = `${process.platform}-${process.arch}`;
+
+// `bindings` replaces each element of a try path by the option of that name, else uses it literally.
+const bindingsOptions = { bindings: 'tokenmill.node', module_root: packageRoot, platformArch };
+const bindingsTry = [
+  ['module_root', 'prebuilds', 'platformArch', 'node.napi.node'],
+  ['module_root', 'build', 'Release', 'bindings'],
+  ['module_root', 'build', 'Debug', 'bindings'],
+];
+
+function candidatePaths() {
+  const fromTry = bindingsTry.map((parts) => path.join(...parts.map((p) => bindingsOptions[p] ?? p)));
+  return process.env.TOKENMILL_NATIVE ? [path.resolve(process.env.TOKENMILL_NATIVE), ...fromTry] : fromTry;
+}
+
+function loadError(tried, cause) {
+  const err = new Error(
+    `tokenmill: could not load the native addon for ${platformArch} (node ${process.versions.node}, napi ${process.versions.napi}).\n` +
+      `Paths tried:\n${tried.map((p) => `  - ${p}${fs.existsSync(p) ? ' (exists but failed to load)' : ''}`).join('\n')}\n` +
+      (cause ? `Cause: ${cause.message}\n` : '') +
+      'Run `npm run build:native` to compile it, or `npm run prebuild` to make a prebuild.',
+  );
+  err.code = 'native_not_found';
+  if (cause) err.cause = cause;
+  return err;
+}
+
+function loadAddon() {
+  const tried = candidatePaths();
+  try {
+    if (process.env.TOKENMILL_NATIVE) {
+      if (!fs.existsSync(tried[0])) throw loadError(tried, new Error('TOKENMILL_NATIVE points to a missing file'));
+      return require(tried[0]);
+    }
+    return require('bindings')({ ...bindingsOptions, try: bindingsTry });
+  } catch (error) {
+    if (error && error.code === 'native_not_found') throw error;
+    throw loadError(tried, /Could not locate the bindings file/.test(String(error && error.message)) ? null : error);
+  }
+}
+
+module.exports = { loadAddon, candidatePaths, packageRoot };

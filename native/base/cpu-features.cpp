@@ -1,0 +1,70 @@
+#include "base/cpu-features.h"
+
+#include <cpuid.h>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace tm {
+
+namespace {
+
+uint64_t read_xcr0() {
+    uint32_t eax = 0, edx = 0;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return (uint64_t(edx) << 32) | eax;
+}
+
+cpu_features probe() {
+    cpu_features f;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+    const bool osxsave = ecx & (1u << 27);
+    const bool fma = ecx & (1u << 12);
+    const bool f16c = ecx & (1u << 29);
+    const bool avx = ecx & (1u << 28);
+    if (!osxsave || !avx) return f;
+    const uint64_t xcr0 = read_xcr0();
+    const bool ymm_saved = (xcr0 & 0x6) == 0x6;
+    const bool zmm_saved = (xcr0 & 0xe6) == 0xe6;
+    const bool amx_saved = (xcr0 & (3u << 17)) == (3u << 17);
+    if (__get_cpuid_max(0, nullptr) < 7) return f;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    const bool avx2 = ebx & (1u << 5);
+    const bool bmi2 = ebx & (1u << 8);
+    const bool avx512f = ebx & (1u << 16), avx512dq = ebx & (1u << 17);
+    const bool avx512bw = ebx & (1u << 30), avx512vl = ebx & (1u << 31);
+    const bool avx512vnni = ecx & (1u << 11);
+    const bool amx_tile = edx & (1u << 24);
+    f.avx2 = ymm_saved && avx2 && fma && f16c && bmi2;
+    f.avx512 = f.avx2 && zmm_saved && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
+    unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+    __cpuid_count(7, 1, a1, b1, c1, d1);
+    f.avx512_bf16 = f.avx512 && (a1 & (1u << 5));
+    f.amx = amx_saved && amx_tile;
+    return f;
+}
+
+cpu_features apply_cap(cpu_features f) {
+    const char * cap = std::getenv("TOKENMILL_ISA");
+    if (!cap) return f;
+    if (std::strcmp(cap, "baseline") == 0) return cpu_features{};
+    if (std::strcmp(cap, "avx2") == 0) {
+        f.avx512 = f.avx512_bf16 = f.amx = false;
+    }
+    return f;
+}
+
+} // namespace
+
+const cpu_features & cpu_features_get() {
+    static const cpu_features features = apply_cap(probe());
+    return features;
+}
+
+const char * cpu_isa_name() {
+    const cpu_features & f = cpu_features_get();
+    return f.avx512 ? "avx512" : f.avx2 ? "avx2" : "baseline";
+}
+
+} // namespace tm

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Addon tests run in forked workers so a native crash fails one file, not the run (DESIGN.md §6).
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/peer/**', 'node_modules/**'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 300_000,
+  },
+});
