@@ -10,8 +10,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "base/mmap.h"
 #include "gguf/ggml-types.h"
 
 namespace tm::gguf {
@@ -86,18 +88,26 @@ public:
 
     const uint8_t * bytes() const { return base_; }
     size_t size() const { return size_; }
+    // Absolute file offset of the data section (aligned end of the tensor infos).
+    uint64_t data_offset() const { return data_offset_; }
 
 private:
     file() = default;
     void parse();
+    [[noreturn]] void fail_type(const kv & entry, const char * expected) const;
+
+    mapped_file map_;                 // owns the bytes every view below points into
 
     std::string path_;
     const uint8_t * base_ = nullptr;  // the whole mapping (read-only)
     size_t size_ = 0;
     uint32_t version_ = 0;
     uint64_t alignment_ = 32;
+    uint64_t data_offset_ = 0;
     std::vector<kv> kvs_;
     std::vector<tensor_info> tensors_;
+    std::unordered_map<std::string_view, size_t> kv_index_;      // key -> index into kvs_
+    std::unordered_map<std::string_view, size_t> tensor_index_;  // name -> index into tensors_
 };
 
 } // namespace tm::gguf
