@@ -1,6 +1,6 @@
 #include "kv/block-hash.h"
 
-namespace tm::kv {
+namespace tmill::kv {
 
 namespace {
 
@@ -57,4 +57,4 @@ block_hash hash_block(const block_hash & parent, const int32_t * tokens, int32_t
     return h;
 }
 
-} // namespace tm::kv
+} // namespace tmill::kv

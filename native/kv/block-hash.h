@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tm::kv {
+namespace tmill::kv {
 
 // Two independent 64-bit lanes; a wrong prefix hit needs a full 128-bit collision AND equal block
 // token ids (compared on every hit), so in practice it cannot happen.
@@ -24,4 +24,4 @@ block_hash hash_root(const std::string & cache_salt);
 // pre: tokens points to block_size ids.
 block_hash hash_block(const block_hash & parent, const int32_t * tokens, int32_t block_size);
 
-} // namespace tm::kv
+} // namespace tmill::kv

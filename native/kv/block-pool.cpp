@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 
-namespace tm::kv {
+namespace tmill::kv {
 
 block_pool::block_pool(int32_t n_blocks, int32_t block_size) : n_blocks_(n_blocks), block_size_(block_size) {
     TM_CHECK(n_blocks >= 1, invalid_argument, "block_pool: n_blocks must be >= 1, got " + std::to_string(n_blocks));
@@ -168,4 +168,4 @@ void block_pool::shadow_from(const block_pool & real) {
     std::copy(real.slot_block_.begin(), real.slot_block_.end(), slot_block_.begin());
 }
 
-} // namespace tm::kv
+} // namespace tmill::kv

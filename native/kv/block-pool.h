@@ -11,7 +11,7 @@
 
 #include "kv/block-hash.h"
 
-namespace tm::kv {
+namespace tmill::kv {
 
 constexpr int32_t default_block_size = 16;
 
@@ -92,4 +92,4 @@ private:
     const block_pool * contents_ = this;
 };
 
-} // namespace tm::kv
+} // namespace tmill::kv

@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 
-namespace tm::kv {
+namespace tmill::kv {
 
 block_table table_fork(block_pool & pool, const block_table & parent) {
     for (int32_t b : parent) pool.ref(b);
@@ -42,4 +42,4 @@ int32_t prefix_lookup(const block_pool & pool, const block_hash & root, const in
     return n_hit;
 }
 
-} // namespace tm::kv
+} // namespace tmill::kv

@@ -8,7 +8,7 @@
 #include "kv/block-hash.h"
 #include "kv/block-pool.h"
 
-namespace tm::kv {
+namespace tmill::kv {
 
 using block_table = std::vector<int32_t>; // (ceil(n_positions / block_size)) physical block ids
 
@@ -36,4 +36,4 @@ bool needs_copy_on_write(const block_pool & pool, const block_table & table, int
 int32_t prefix_lookup(const block_pool & pool, const block_hash & root, const int32_t * tokens,
                       int32_t n_tokens, int32_t max_blocks, int32_t * out_blocks, block_hash * out_hashes);
 
-} // namespace tm::kv
+} // namespace tmill::kv

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 
-namespace tm::sched {
+namespace tmill::sched {
 
 namespace {
 
@@ -54,4 +54,4 @@ std::unique_ptr<request_queue> make_request_queue(sched_policy policy) {
     return std::make_unique<fcfs_queue>();
 }
 
-} // namespace tm::sched
+} // namespace tmill::sched

@@ -6,7 +6,7 @@
 
 #include "sched/request.h"
 
-namespace tm::sched {
+namespace tmill::sched {
 
 enum class sched_policy { fcfs, priority };
 
@@ -25,4 +25,4 @@ public:
 
 std::unique_ptr<request_queue> make_request_queue(sched_policy policy);
 
-} // namespace tm::sched
+} // namespace tmill::sched

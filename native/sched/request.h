@@ -8,7 +8,7 @@
 #include "kv/block-hash.h"
 #include "kv/block-table.h"
 
-namespace tm::sched {
+namespace tmill::sched {
 
 enum class request_status { waiting, running };
 
@@ -55,4 +55,4 @@ inline bool priority_before(const request & a, const request & b) {
     return a.priority != b.priority ? a.priority < b.priority : a.arrival < b.arrival;
 }
 
-} // namespace tm::sched
+} // namespace tmill::sched

@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "kv/block-table.h"
 
-namespace tm::sched {
+namespace tmill::sched {
 
 scheduler_params scheduler_default_params() { return scheduler_params{}; }
 
@@ -429,4 +429,4 @@ void scheduler::commit(const step_plan & plan, const int32_t * sampled, int32_t 
     }
 }
 
-} // namespace tm::sched
+} // namespace tmill::sched

@@ -19,7 +19,7 @@
 #include "sched/request.h"
 #include "sched/step-plan.h"
 
-namespace tm::sched {
+namespace tmill::sched {
 
 struct scheduler_params {
     int32_t n_blocks = 0;                 // KV pool size (the engine derives it from kvCacheMemory)
@@ -105,4 +105,4 @@ private:
     uint64_t n_prefix_queries_ = 0, n_prefix_hits_ = 0, n_preemptions_ = 0;
 };
 
-} // namespace tm::sched
+} // namespace tmill::sched

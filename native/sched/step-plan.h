@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace tm::sched {
+namespace tmill::sched {
 
 struct request;
 struct sequence;
@@ -72,4 +72,4 @@ struct step_plan {
     bool empty() const { return entries.empty() && rejected.empty() && preempted.empty(); }
 };
 
-} // namespace tm::sched
+} // namespace tmill::sched
