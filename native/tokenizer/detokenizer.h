@@ -1,0 +1,40 @@
+// Incremental detokenizer: fed one token id at a time (per sequence, one thread), returns the text that
+// became final. Never emits a broken UTF-8 sequence: an incomplete code point is held back until later
+// bytes complete it; bytes that can never complete one become U+FFFD (one per maximal ill-formed
+// subpart, like Python's errors="replace"); flush() turns a held incomplete tail into one U+FFFD.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tokenizer/vocab.h"
+
+namespace tmill::tok {
+
+class incremental_detokenizer {
+public:
+    incremental_detokenizer(const vocab & v, detok_options opt);
+
+    // Returns the new text; the view stays valid until the next call. Precondition: id in range
+    // (throws tmill::error(invalid_argument) otherwise).
+    std::string_view push(int32_t id);
+    // Ends the sequence: returns what was held back (U+FFFD for an incomplete code point).
+    std::string_view flush();
+    // Starts a new sequence with the same options.
+    void reset();
+
+private:
+    void drain(bool final);
+
+    const vocab * v_;
+    detok_options opt_;
+    std::string pending_;  // bytes not yet emitted: an incomplete UTF-8 tail (< 4 bytes between calls)
+    std::string delta_;    // the text returned by the last call
+    std::string piece_;    // scratch for one token's bytes
+    bool started_ = false;     // something has been emitted (SPM leading-space rule)
+    bool prev_added_ = false;  // the previous emitted unit was an added (special/user-defined) token
+    bool any_unit_ = false;    // some unit has been emitted
+};
+
+} // namespace tmill::tok

@@ -1,0 +1,286 @@
+// NOTE(vocab): built once from metadata and never mutated. Token texts live in one arena string with
+// an offset table; the text → id map holds views into it. BPE merges are keyed by the pair of symbol
+// ids (a symbol is a token text or a merge half that is not a token), with the merge's result symbol
+// precomputed, so a merge step is one hash probe and never builds a string. Defaults and special-id
+// discovery follow llama.cpp's llama_vocab::load.
+#include "tokenizer/vocab.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "gguf/gguf.h"
+
+namespace tmill::tok {
+
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string r(s);
+    for (char & c : r) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+bool contains(const std::string & hay, const char * needle) { return hay.find(needle) != std::string::npos; }
+
+} // namespace
+
+std::shared_ptr<const vocab> vocab::from_spec(const vocab_spec & spec) {
+    std::vector<std::string_view> tokens(spec.tokens.begin(), spec.tokens.end());
+    std::vector<std::string_view> merges(spec.merges.begin(), spec.merges.end());
+    std::shared_ptr<vocab> v(new vocab());
+    v->build(spec, tokens, merges);
+    return v;
+}
+
+std::shared_ptr<const vocab> vocab::from_gguf(const gguf::file & f) {
+    vocab_spec spec;
+    const auto model = f.get_string("tokenizer.ggml.model");
+    TM_CHECK(model.has_value(), tokenizer, f.path() + ": missing tokenizer.ggml.model");
+    spec.model = std::string(*model);
+    if (auto pre = f.get_string("tokenizer.ggml.pre")) spec.pre = std::string(*pre);
+    if (auto name = f.get_string("general.name")) spec.name = std::string(*name);
+    auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+    TM_CHECK(tokens.has_value(), tokenizer, f.path() + ": missing tokenizer.ggml.tokens");
+    if (auto scores = f.get_f32_array("tokenizer.ggml.scores")) spec.scores = std::move(*scores);
+    if (auto types = f.get_i32_array("tokenizer.ggml.token_type")) spec.types = std::move(*types);
+    std::vector<std::string_view> merges;
+    if (auto m = f.get_string_array("tokenizer.ggml.merges")) merges = std::move(*m);
+    auto id = [&](const char * key, int64_t & out) {
+        if (auto v = f.get_i64(key)) out = *v;
+    };
+    id("tokenizer.ggml.bos_token_id", spec.bos);
+    id("tokenizer.ggml.eos_token_id", spec.eos);
+    id("tokenizer.ggml.eot_token_id", spec.eot);
+    id("tokenizer.ggml.eom_token_id", spec.eom);
+    id("tokenizer.ggml.unknown_token_id", spec.unk);
+    id("tokenizer.ggml.padding_token_id", spec.pad);
+    auto flag = [&](const char * key, int & out) {
+        if (auto v = f.get_bool(key)) out = *v ? 1 : 0;
+    };
+    flag("tokenizer.ggml.add_bos_token", spec.add_bos);
+    flag("tokenizer.ggml.add_eos_token", spec.add_eos);
+    flag("tokenizer.ggml.add_space_prefix", spec.add_space_prefix);
+    std::shared_ptr<vocab> v(new vocab());
+    try {
+        v->build(spec, *tokens, merges);
+    } catch (const tmill::error & e) {
+        throw tmill::error(e.code(), f.path() + ": " + e.what());
+    }
+    return v;
+}
+
+void vocab::build(const vocab_spec & spec, const std::vector<std::string_view> & tokens,
+                  const std::vector<std::string_view> & merges) {
+    if (spec.model == "llama") {
+        type_ = vocab_type::spm;
+    } else if (spec.model == "gpt2") {
+        type_ = vocab_type::bpe;
+    } else {
+        throw tmill::error(error_code::tokenizer, "unsupported tokenizer model '" + spec.model +
+                        "' (supported: llama, gpt2)");
+    }
+    const size_t n = tokens.size();
+    TM_CHECK(n > 0, tokenizer, "the vocabulary has no tokens");
+    TM_CHECK(n < (size_t(1) << 31), tokenizer, "the vocabulary is too large");
+    TM_CHECK(spec.scores.empty() || spec.scores.size() == n, tokenizer,
+             "tokenizer.ggml.scores has " + std::to_string(spec.scores.size()) + " entries for " + std::to_string(n) + " tokens");
+    TM_CHECK(spec.types.empty() || spec.types.size() == n, tokenizer,
+             "tokenizer.ggml.token_type has " + std::to_string(spec.types.size()) + " entries for " + std::to_string(n) + " tokens");
+
+    // Token texts and the text → id map.
+    size_t total = 0;
+    for (auto t : tokens) total += t.size();
+    TM_CHECK(total < (size_t(1) << 32), tokenizer, "token texts are too large");
+    text_.reserve(total);
+    offsets_.resize(n + 1);
+    for (size_t i = 0; i < n; ++i) {
+        offsets_[i] = uint32_t(text_.size());
+        text_.append(tokens[i]);
+    }
+    offsets_[n] = uint32_t(text_.size());
+    scores_ = spec.scores.empty() ? std::vector<float>(n, 0.0f) : spec.scores;
+    types_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        const int32_t t = spec.types.empty() ? 1 : spec.types[i];
+        TM_CHECK(t >= 0 && t <= 6, tokenizer, "token " + std::to_string(i) + " has unknown token_type " + std::to_string(t));
+        types_[i] = token_type(t);
+    }
+    token_ids_.reserve(n * 2);
+    for (size_t i = 0; i < n; ++i) token_ids_[token_text(int32_t(i))] = int32_t(i);  // last wins, as llama.cpp
+
+    // Pre-tokenizer and type-specific defaults (llama.cpp llama_vocab::load).
+    bool default_add_bos = false;
+    int64_t def_bos = -1, def_eos = -1, def_unk = -1;
+    if (type_ == vocab_type::spm) {
+        def_bos = 1; def_eos = 2; def_unk = 0;
+        default_add_bos = true;
+        add_space_prefix_ = true;
+    } else {
+        def_bos = 11; def_eos = 11;
+        add_space_prefix_ = false;
+        if (spec.pre.empty()) {
+            pre_ = pre_type::default_;
+        } else {
+            TM_CHECK(pre_type_from_name(spec.pre, pre_), tokenizer, "unknown pre-tokenizer type '" + spec.pre + "'");
+        }
+        ignore_merges_ = pre_ == pre_type::llama3;
+        default_add_bos = pre_ == pre_type::llama3;
+    }
+    add_bos_ = spec.add_bos >= 0 ? spec.add_bos == 1 : default_add_bos;
+    add_eos_ = spec.add_eos == 1;
+    if (spec.add_space_prefix >= 0) add_space_prefix_ = spec.add_space_prefix == 1;
+
+    auto resolve = [&](const char * what, int64_t given, int64_t def) -> int32_t {
+        if (given == -2) return (def >= 0 && def < int64_t(n)) ? int32_t(def) : -1;  // absent: default if it exists
+        if (given < 0) return -1;
+        // llama.cpp ignores an out-of-range special id (keeping the default); real files store u32 -1
+        // (4294967295) for "none", e.g. stories260K's padding id.
+        if (given >= int64_t(n)) return (def >= 0 && def < int64_t(n)) ? int32_t(def) : -1;
+        (void)what;
+        return int32_t(given);
+    };
+    bos_ = resolve("bos", spec.bos, def_bos);
+    eos_ = resolve("eos", spec.eos, def_eos);
+    eot_ = resolve("eot", spec.eot, -1);
+    eom_ = resolve("eom", spec.eom, -1);
+    unk_ = resolve("unknown", spec.unk, def_unk);
+    pad_ = resolve("padding", spec.pad, -1);
+    TM_CHECK(!add_bos_ || bos_ >= 0, tokenizer, "add_bos_token is set but there is no BOS token");
+    TM_CHECK(!add_eos_ || eos_ >= 0, tokenizer, "add_eos_token is set but there is no EOS token");
+
+    // SPM byte fallback tokens.
+    static const char * hex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) {
+        const char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
+        int32_t id = text_to_token(std::string_view(name, 6));
+        if (id < 0) {
+            const char c = char(b);
+            id = text_to_token(std::string_view(&c, 1));
+        }
+        byte_tokens_[b] = id;
+    }
+
+    // BPE merges.
+    if (type_ == vocab_type::bpe) {
+        std::vector<std::pair<std::string_view, std::string_view>> halves;
+        halves.reserve(merges.size());
+        for (size_t r = 0; r < merges.size(); ++r) {
+            const auto m = merges[r];
+            const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string_view::npos;
+            TM_CHECK(sp != std::string_view::npos, tokenizer, "merge " + std::to_string(r) + " '" + std::string(m) + "' has no separator");
+            halves.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+        }
+        // Merge halves that are not tokens become extra symbols (llama.cpp compares texts, so such a
+        // merge still applies).
+        std::unordered_set<std::string_view> seen;  // views into `merges`, alive during build
+        for (const auto & h : halves) {
+            for (auto s : {h.first, h.second}) {
+                if (text_to_token(s) < 0 && seen.insert(s).second) extra_symbols_.emplace_back(s);
+            }
+        }
+        for (size_t i = 0; i < extra_symbols_.size(); ++i) extra_symbol_ids_[extra_symbols_[i]] = int32_t(n + i);
+        merges_.reserve(halves.size() * 2);
+        std::string concat;
+        for (size_t r = 0; r < halves.size(); ++r) {
+            const int32_t l = symbol_id(halves[r].first), rr = symbol_id(halves[r].second);
+            concat.assign(halves[r].first).append(halves[r].second);
+            const int32_t result = symbol_id(concat);
+            const uint64_t key = (uint64_t(uint32_t(l)) << 32) | uint32_t(rr);
+            merges_.emplace(key, (uint64_t(r) << 32) | uint32_t(result + 1));  // first (lowest rank) wins
+        }
+    }
+
+    // Token strip flags (llama.cpp sets them by model name).
+    strip_.assign(n, 0);
+    const std::string lname = lower(spec.name);
+    for (size_t i = 0; i < n; ++i) {
+        if (is_added(int32_t(i))) added_sorted_.push_back(int32_t(i));
+    }
+    if (contains(lname, "phi-3") || contains(lname, "phi3")) {
+        for (int32_t id : added_sorted_) strip_[size_t(id)] |= 2;
+        auto set_r = [&](const char * t, bool on) {
+            const int32_t id = text_to_token(t);
+            if (id >= 0) strip_[size_t(id)] = on ? uint8_t(strip_[size_t(id)] | 2) : uint8_t(strip_[size_t(id)] & ~2);
+        };
+        set_r("</s>", true);
+        set_r("<unk>", false);
+        set_r("<s>", false);
+        set_r("<|endoftext|>", false);
+    }
+    std::stable_sort(added_sorted_.begin(), added_sorted_.end(), [&](int32_t a, int32_t b) {
+        return token_text(a).size() > token_text(b).size();
+    });
+
+    // End-of-generation ids: eos/eot/eom plus the well-known end-of-turn texts.
+    static const char * const eot_texts[] = {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>",
+        "<｜end▁of▁sentence｜>",
+    };
+    if (eot_ < 0) {
+        for (const char * t : eot_texts) {
+            const int32_t id = text_to_token(t);
+            if (id >= 0) { eot_ = id; break; }
+        }
+    }
+    static const char * const eog_texts[] = {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>", "<|endoftext|>",
+        "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+    };
+    if (eom_ < 0) eom_ = text_to_token("<|eom_id|>");
+    for (int32_t id : {eos_, eot_, eom_}) if (id >= 0) eog_.push_back(id);
+    for (const char * t : eog_texts) {
+        const int32_t id = text_to_token(t);
+        if (id >= 0) eog_.push_back(id);
+    }
+    std::sort(eog_.begin(), eog_.end());
+    eog_.erase(std::unique(eog_.begin(), eog_.end()), eog_.end());
+}
+
+bool vocab::is_eog(int32_t id) const { return std::binary_search(eog_.begin(), eog_.end(), id); }
+
+std::string_view vocab::token_text(int32_t id) const {
+    TM_CHECK(valid(id), invalid_argument, "token id " + std::to_string(id) + " is out of range");
+    return std::string_view(text_.data() + offsets_[size_t(id)], offsets_[size_t(id) + 1] - offsets_[size_t(id)]);
+}
+
+token_type vocab::get_type(int32_t id) const {
+    TM_CHECK(valid(id), invalid_argument, "token id " + std::to_string(id) + " is out of range");
+    return types_[size_t(id)];
+}
+
+bool vocab::is_special(int32_t id) const {
+    const token_type t = get_type(id);
+    return t == token_type::control || t == token_type::unknown;
+}
+
+bool vocab::is_added(int32_t id) const {
+    const token_type t = get_type(id);
+    return t == token_type::control || t == token_type::unknown || t == token_type::user_defined;
+}
+
+int32_t vocab::text_to_token(std::string_view text) const {
+    const auto it = token_ids_.find(text);
+    return it == token_ids_.end() ? -1 : it->second;
+}
+
+int32_t vocab::byte_to_token(uint8_t b) const { return byte_tokens_[b]; }
+
+int32_t vocab::symbol_id(std::string_view text) const {
+    const int32_t id = text_to_token(text);
+    if (id >= 0 || extra_symbol_ids_.empty()) return id;
+    const auto it = extra_symbol_ids_.find(text);
+    return it == extra_symbol_ids_.end() ? -1 : it->second;
+}
+
+bool vocab::find_merge(int32_t l, int32_t r, int32_t & rank, int32_t & result) const {
+    if (l < 0 || r < 0) return false;
+    const auto it = merges_.find((uint64_t(uint32_t(l)) << 32) | uint32_t(r));
+    if (it == merges_.end()) return false;
+    rank = int32_t(it->second >> 32);
+    result = int32_t(uint32_t(it->second)) - 1;
+    return true;
+}
+
+} // namespace tmill::tok

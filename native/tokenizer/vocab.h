@@ -1,0 +1,123 @@
+// The vocabulary of a model, read from GGUF metadata: token texts, scores, types, BPE merges, special
+// ids and flags. Immutable once built and shared between threads; every tokenize/detokenize call keeps
+// its working state on its own stack (H7), so concurrent calls need no locks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/pre-tokenizer.h"
+
+namespace tmill::gguf { class file; }
+
+namespace tmill::tok {
+
+enum class vocab_type { spm, bpe };  // tokenizer.ggml.model "llama" | "gpt2"
+
+// tokenizer.ggml.token_type values (llama.cpp's llama_token_type).
+enum class token_type : int32_t {
+    undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6,
+};
+
+struct detok_options {
+    bool skip_special_tokens = true;            // drop CONTROL/UNKNOWN tokens (vLLM default)
+    bool spaces_between_special_tokens = true;  // join added-token segments with ' ' (vLLM default)
+};
+
+// Raw metadata for building a vocab without a GGUF file (tests, synthetic vocabs).
+struct vocab_spec {
+    std::string model = "llama";        // "llama" (SPM) or "gpt2" (byte-level BPE)
+    std::string pre;                    // tokenizer.ggml.pre; empty = llama.cpp's default
+    std::string name;                   // general.name (lower-cased rules: phi-3 token strip flags)
+    std::vector<std::string> tokens;
+    std::vector<float> scores;          // empty = all 0
+    std::vector<int32_t> types;         // empty = all normal
+    std::vector<std::string> merges;    // "left right"
+    int64_t bos = -2, eos = -2, eot = -2, eom = -2, unk = -2, pad = -2;  // -2 = absent; -1 = none
+    int add_bos = -1, add_eos = -1, add_space_prefix = -1;  // -1 = absent
+};
+
+class vocab {
+public:
+    static std::shared_ptr<const vocab> from_gguf(const gguf::file & f);  // throws tmill::error(tokenizer)
+    static std::shared_ptr<const vocab> from_spec(const vocab_spec & spec);  // throws tmill::error(tokenizer)
+
+    // Text → ids. add_special: BOS/EOS per the GGUF flags. parse_special: CONTROL tokens written in the
+    // text become single tokens (USER_DEFINED tokens always do, as in llama.cpp).
+    std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+    void tokenize(std::string_view text, bool add_special, bool parse_special, std::vector<int32_t> & out) const;
+
+    // Ids → text (invalid UTF-8 replaced by U+FFFD). Equal to the concatenation of an
+    // incremental_detokenizer's deltas over the same ids. Precondition: every id in range (checked).
+    std::string detokenize(const int32_t * ids, size_t n, const detok_options & opt) const;
+
+    // The text of one token as it appears in output: " there" not "▁there"; the raw byte for byte
+    // tokens (may be invalid UTF-8 on its own); special tokens as written. Precondition: id in range.
+    std::string token_to_piece(int32_t id) const;
+    // Appends the bytes token `id` contributes to decoded text (no special-token filtering).
+    void append_piece(int32_t id, std::string & out) const;
+
+    vocab_type type() const { return type_; }
+    pre_type pre() const { return pre_; }
+    int32_t n_tokens() const { return int32_t(offsets_.size() - 1); }
+    int32_t bos() const { return bos_; }
+    int32_t eos() const { return eos_; }
+    int32_t eot() const { return eot_; }
+    int32_t eom() const { return eom_; }
+    int32_t unk() const { return unk_; }
+    int32_t pad() const { return pad_; }
+    const std::vector<int32_t> & eog_ids() const { return eog_; }  // end-of-generation ids, sorted
+    bool is_eog(int32_t id) const;
+    bool add_bos() const { return add_bos_; }
+    bool add_eos() const { return add_eos_; }
+    bool add_space_prefix() const { return add_space_prefix_; }
+    bool ignore_merges() const { return ignore_merges_; }
+
+    std::string_view token_text(int32_t id) const;  // the raw vocab text ("▁there", "Ġthere")
+    token_type get_type(int32_t id) const;
+    float score(int32_t id) const { return scores_[size_t(id)]; }
+    bool is_special(int32_t id) const;  // CONTROL or UNKNOWN: skipped by skip_special_tokens
+    bool is_added(int32_t id) const;    // CONTROL, UNKNOWN or USER_DEFINED: matched before splitting
+    bool valid(int32_t id) const { return id >= 0 && id < n_tokens(); }
+
+    // Tokenizer internals.
+    int32_t text_to_token(std::string_view text) const;  // -1 when absent (last id wins on duplicates)
+    int32_t byte_to_token(uint8_t b) const;               // SPM <0xNN> token, -1 when absent
+    int32_t symbol_id(std::string_view text) const;       // BPE merge symbol id, -1 when absent
+    // BPE: the merge of symbols (l, r): rank and resulting symbol (-1 when the result is not a
+    // symbol). Returns false when there is no such merge.
+    bool find_merge(int32_t l, int32_t r, int32_t & rank, int32_t & result) const;
+    bool token_lstrip(int32_t id) const { return (strip_[size_t(id)] & 1) != 0; }
+    bool token_rstrip(int32_t id) const { return (strip_[size_t(id)] & 2) != 0; }
+    const std::vector<int32_t> & added_tokens_longest_first() const { return added_sorted_; }
+
+private:
+    vocab() = default;
+    void build(const vocab_spec & spec, const std::vector<std::string_view> & tokens,
+               const std::vector<std::string_view> & merges);
+
+    vocab_type type_ = vocab_type::spm;
+    pre_type pre_ = pre_type::default_;
+    std::string text_;                 // all token texts, back to back
+    std::vector<uint32_t> offsets_;    // (n_tokens + 1) start of each token's text in text_
+    std::vector<float> scores_;        // (n_tokens)
+    std::vector<token_type> types_;    // (n_tokens)
+    std::vector<uint8_t> strip_;       // (n_tokens) bit 0 lstrip, bit 1 rstrip
+    std::unordered_map<std::string_view, int32_t> token_ids_;  // views into text_
+    int32_t byte_tokens_[256];         // SPM byte fallback ids, -1 when absent
+    // BPE: symbols are token texts (ids < n_tokens) plus merge halves that are not tokens.
+    std::vector<std::string> extra_symbols_;                      // (n_extra) texts of ids >= n_tokens
+    std::unordered_map<std::string_view, int32_t> extra_symbol_ids_;
+    std::unordered_map<uint64_t, uint64_t> merges_;               // (l << 32 | r) → (rank << 32 | result+1)
+    std::vector<int32_t> added_sorted_;  // CONTROL/USER_DEFINED/UNKNOWN ids, longest text first
+    std::vector<int32_t> eog_;
+    int32_t bos_ = -1, eos_ = -1, eot_ = -1, eom_ = -1, unk_ = -1, pad_ = -1;
+    bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, ignore_merges_ = false;
+};
+
+} // namespace tmill::tok
