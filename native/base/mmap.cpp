@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 
-namespace tm {
+namespace tmill {
 
 namespace {
 
@@ -75,4 +75,4 @@ void mapped_file::release() noexcept {
     size_ = 0;
 }
 
-} // namespace tm
+} // namespace tmill

@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <string>
 
-namespace tm {
+namespace tmill {
 
 class mapped_file {
 public:
     mapped_file() = default;
-    // Maps `path` read-only. Throws tm::error(io) "<path>: <what failed>: <strerror>".
+    // Maps `path` read-only. Throws tmill::error(io) "<path>: <what failed>: <strerror>".
     static mapped_file open_read_only(const std::string & path);
     ~mapped_file();
 
@@ -29,4 +29,4 @@ private:
     size_t size_ = 0;
 };
 
-} // namespace tm
+} // namespace tmill

@@ -4,7 +4,7 @@
 // The values follow ggml's block structs (e.g. Q4_K = 2 halves + 12 scale bytes + 128 nibble bytes).
 #include "gguf/ggml-types.h"
 
-namespace tm {
+namespace tmill {
 
 namespace {
 
@@ -74,4 +74,4 @@ bool ggml_type_supported(ggml_type type) {
     }
 }
 
-} // namespace tm
+} // namespace tmill

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace tm {
+namespace tmill {
 
 enum class ggml_type : uint32_t {
     f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8, q8_1 = 9,
@@ -26,4 +26,4 @@ ggml_type_traits ggml_type_info(uint32_t type_id);
 // True for the types tokenmill's kernels compute with (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K).
 bool ggml_type_supported(ggml_type type);
 
-} // namespace tm
+} // namespace tmill

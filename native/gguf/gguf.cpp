@@ -1,7 +1,7 @@
 // GGUF v2/v3 reader: header, metadata, tensor infos and the data section of a read-only mapping.
 // NOTE(gguf): the parser only moves forward through [base, base + size) and every count, length and
 // offset it reads is compared with the bytes that remain BEFORE it is used to read or to reserve, so
-// a hostile file fails with tm::error(gguf_invalid) naming the key or tensor, never reads out of
+// a hostile file fails with tmill::error(gguf_invalid) naming the key or tensor, never reads out of
 // bounds, and never makes us reserve more elements than the remaining bytes could encode.
 #include "gguf/gguf.h"
 
@@ -16,7 +16,7 @@
 #error "the GGUF reader assumes a little-endian host (GGUF files are little-endian)"
 #endif
 
-namespace tm::gguf {
+namespace tmill::gguf {
 
 namespace {
 
@@ -584,4 +584,4 @@ std::optional<std::vector<int32_t>> file::get_i32_array(std::string_view key) co
     return out;
 }
 
-} // namespace tm::gguf
+} // namespace tmill::gguf

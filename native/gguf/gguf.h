@@ -16,7 +16,7 @@
 #include "base/mmap.h"
 #include "gguf/ggml-types.h"
 
-namespace tm::gguf {
+namespace tmill::gguf {
 
 enum class value_type : uint32_t {
     u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7,
@@ -54,7 +54,7 @@ struct tensor_info {
 
 class file {
 public:
-    // Opens and fully validates `path`. Throws tm::error (io, gguf_invalid, gguf_unsupported) whose
+    // Opens and fully validates `path`. Throws tmill::error (io, gguf_invalid, gguf_unsupported) whose
     // message starts with the path and says what is wrong.
     static std::unique_ptr<file> open(const std::string & path);
     ~file();
@@ -69,7 +69,7 @@ public:
     const std::vector<kv> & metadata() const { return kvs_; }
     const kv * find(std::string_view key) const;
 
-    // Typed getters: nullopt when absent; tm::error(gguf_invalid) naming the key when present with an
+    // Typed getters: nullopt when absent; tmill::error(gguf_invalid) naming the key when present with an
     // incompatible type. Integer getters accept any integer type whose value fits.
     std::optional<std::string_view> get_string(std::string_view key) const;
     std::optional<uint64_t> get_u64(std::string_view key) const;
@@ -110,4 +110,4 @@ private:
     std::unordered_map<std::string_view, size_t> tensor_index_;  // name -> index into tensors_
 };
 
-} // namespace tm::gguf
+} // namespace tmill::gguf

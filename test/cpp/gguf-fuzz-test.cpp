@@ -1,5 +1,5 @@
 // Fuzzing the reader with a fixed seed: random byte flips, truncations and huge u64 fields in
-// stories260K.gguf. Every open must either succeed or throw tm::error with a GGUF/io code.
+// stories260K.gguf. Every open must either succeed or throw tmill::error with a GGUF/io code.
 #include "check.h"
 
 #include <cstdint>
@@ -61,12 +61,12 @@ TM_TEST("gguf fuzz: 2000 mutations of stories260K") {
         std::fwrite(m.data(), 1, m.size(), out);
         std::fclose(out);
         try {
-            auto f = tm::gguf::file::open(path);
+            auto f = tmill::gguf::file::open(path);
             for (const auto & t : f->tensors()) CHECK(t.data + t.n_bytes <= f->bytes() + f->size());
             ++n_ok;
-        } catch (const tm::error & e) {
-            const bool expected_code = e.code() == tm::error_code::gguf_invalid ||
-                                       e.code() == tm::error_code::gguf_unsupported || e.code() == tm::error_code::io;
+        } catch (const tmill::error & e) {
+            const bool expected_code = e.code() == tmill::error_code::gguf_invalid ||
+                                       e.code() == tmill::error_code::gguf_unsupported || e.code() == tmill::error_code::io;
             if (!expected_code) tm_test::record_failure(__FILE__, __LINE__, std::string("code ") + e.code_name());
             if (std::string(e.what()).rfind(path + ": ", 0) != 0) {
                 tm_test::record_failure(__FILE__, __LINE__, std::string("message without path: ") + e.what());

@@ -1,4 +1,4 @@
-// Malformed GGUF files: each variant of a small valid file must fail with the right tm::error code and
+// Malformed GGUF files: each variant of a small valid file must fail with the right tmill::error code and
 // a message "<path>: ..." naming the problem. Variants are built byte by byte into a temp directory.
 #include "check.h"
 
@@ -98,16 +98,16 @@ std::string write_file(const std::string & name, const std::string & content) {
 
 // Opens `content` written as <name>.gguf; it must throw `code` with a message that starts with the path
 // and contains `needle`.
-void expect_error(const char * name, const std::string & content, tm::error_code code, const std::string & needle) {
+void expect_error(const char * name, const std::string & content, tmill::error_code code, const std::string & needle) {
     const std::string path = write_file(name, content);
     try {
-        tm::gguf::file::open(path);
+        tmill::gguf::file::open(path);
         tm_test::record_failure(__FILE__, __LINE__, std::string(name) + ": opened without error");
-    } catch (const tm::error & e) {
+    } catch (const tmill::error & e) {
         const std::string msg = e.what();
         if (e.code() != code) {
             tm_test::record_failure(__FILE__, __LINE__, std::string(name) + ": code " + e.code_name() +
-                                    " (expected " + tm::error_code_name(code) + "): " + msg);
+                                    " (expected " + tmill::error_code_name(code) + "): " + msg);
         }
         if (msg.rfind(path + ": ", 0) != 0 || msg.find(needle) == std::string::npos) {
             tm_test::record_failure(__FILE__, __LINE__, std::string(name) + ": message '" + msg +
@@ -129,7 +129,7 @@ constexpr uint64_t k_2_63 = uint64_t(1) << 63;
 
 TM_TEST("gguf malformed: the base file is valid") {
     const std::string path = write_file("valid", file_spec::valid().build());
-    auto f = tm::gguf::file::open(path);
+    auto f = tmill::gguf::file::open(path);
     CHECK_EQ(f->tensors().size(), size_t(2));
     const auto * nested = f->find("test.nested");
     CHECK(nested != nullptr);
@@ -147,7 +147,7 @@ TM_TEST("gguf malformed: the base file is valid") {
 }
 
 TM_TEST("gguf malformed: header") {
-    using tm::error_code;
+    using tmill::error_code;
     expect_error("empty", "", error_code::gguf_invalid, "file is empty");
     expect_error("short", "GGU", error_code::gguf_invalid, "too short for the GGUF magic");
     file_spec s = file_spec::valid();
@@ -166,7 +166,7 @@ TM_TEST("gguf malformed: header") {
     s.version = 2;
     {
         const std::string path = write_file("v2", s.build());
-        auto f = tm::gguf::file::open(path);  // version 2 has the same layout
+        auto f = tmill::gguf::file::open(path);  // version 2 has the same layout
         CHECK_EQ(f->version(), 2u);
         std::remove(path.c_str());
     }
@@ -184,7 +184,7 @@ TM_TEST("gguf malformed: header") {
 }
 
 TM_TEST("gguf malformed: metadata") {
-    using tm::error_code;
+    using tmill::error_code;
     auto with_kv = [](std::string kv) {
         file_spec s = file_spec::valid();
         s.kvs.push_back(std::move(kv));
@@ -234,7 +234,7 @@ TM_TEST("gguf malformed: metadata") {
 }
 
 TM_TEST("gguf malformed: tensor infos") {
-    using tm::error_code;
+    using tmill::error_code;
     auto with_tensor = [](tensor_spec t, size_t index = 0) {
         file_spec s = file_spec::valid();
         s.tensors[index] = std::move(t);
@@ -310,7 +310,7 @@ TM_TEST("gguf malformed: patched stories260K") {
     std::fclose(fp);
     CHECK_EQ(content.size(), size_t(1185376));
 
-    using tm::error_code;
+    using tmill::error_code;
     expect_error("stories-half", content.substr(0, content.size() / 2), error_code::gguf_invalid,
                  "lies outside the data section");
     expect_error("stories-one-short", content.substr(0, content.size() - 1), error_code::gguf_invalid,
@@ -323,7 +323,7 @@ TM_TEST("gguf malformed: patched stories260K") {
     // Every prefix that cuts into the header, the metadata or the tensor infos is rejected.
     for (size_t cut : {size_t(0), size_t(5), size_t(23), size_t(100), size_t(7000), size_t(14000)}) {
         const std::string p = write_file("stories-cut", content.substr(0, cut));
-        CHECK_THROWS_CODE(tm::gguf::file::open(p), gguf_invalid);
+        CHECK_THROWS_CODE(tmill::gguf::file::open(p), gguf_invalid);
         std::remove(p.c_str());
     }
     rmdir(temp_dir().c_str());

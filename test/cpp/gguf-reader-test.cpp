@@ -19,7 +19,7 @@ std::string models_dir() {
 } // namespace
 
 TM_TEST("gguf: stories260K metadata and tensors") {
-    auto f = tm::gguf::file::open(models_dir() + "/stories260K.gguf");
+    auto f = tmill::gguf::file::open(models_dir() + "/stories260K.gguf");
     CHECK_EQ(f->version(), 3u);
     CHECK_EQ(f->alignment(), 32u);
     CHECK_EQ(f->size(), size_t(1185376));
@@ -54,7 +54,7 @@ TM_TEST("gguf: stories260K metadata and tensors") {
     try {
         f->get_bool("llama.block_count");
         CHECK(false);
-    } catch (const tm::error & e) {
+    } catch (const tmill::error & e) {
         const std::string msg = e.what();
         CHECK(msg.find("stories260K.gguf: metadata key 'llama.block_count' has type u32, expected bool") != std::string::npos);
     }
@@ -65,7 +65,7 @@ TM_TEST("gguf: stories260K metadata and tensors") {
         CHECK_EQ(emb->n_dims, 2u);
         CHECK_EQ(emb->ne[0], int64_t(64));
         CHECK_EQ(emb->ne[1], int64_t(512));
-        CHECK(emb->type == tm::ggml_type::f32);
+        CHECK(emb->type == tmill::ggml_type::f32);
         CHECK_EQ(emb->n_bytes, uint64_t(64 * 512 * 4));
         CHECK(emb->data == f->bytes() + f->data_offset() + emb->offset);
     }
@@ -81,13 +81,13 @@ TM_TEST("gguf: stories260K metadata and tensors") {
     CHECK(f->find_tensor("blk.5.attn_q.weight") == nullptr);
     CHECK_EQ(f->data_offset() % 32, uint64_t(0));
     for (const auto & t : f->tensors()) {
-        CHECK(t.type == tm::ggml_type::f32);
+        CHECK(t.type == tmill::ggml_type::f32);
         CHECK(t.data + t.n_bytes <= f->bytes() + f->size());
     }
 }
 
 TM_TEST("gguf: llama-2-tiny-random F16") {
-    auto f = tm::gguf::file::open(models_dir() + "/llama-2-tiny-random.gguf");
+    auto f = tmill::gguf::file::open(models_dir() + "/llama-2-tiny-random.gguf");
     CHECK_EQ(f->version(), 3u);
     CHECK_EQ(f->tensors().size(), size_t(12));
     CHECK_EQ(f->get_u32("general.file_type").value_or(99), 1u);
@@ -95,7 +95,7 @@ TM_TEST("gguf: llama-2-tiny-random F16") {
     const auto * q = f->find_tensor("blk.0.attn_q.weight");
     CHECK(q != nullptr);
     if (q) {
-        CHECK(q->type == tm::ggml_type::f16);
+        CHECK(q->type == tmill::ggml_type::f16);
         CHECK_EQ(q->ne[0], int64_t(8));
         CHECK_EQ(q->ne[1], int64_t(8));
         CHECK_EQ(q->n_bytes, uint64_t(128));
@@ -105,7 +105,7 @@ TM_TEST("gguf: llama-2-tiny-random F16") {
     if (out) CHECK_EQ(out->n_bytes, uint64_t(8 * 32000 * 2));
     const auto * norm = f->find_tensor("output_norm.weight");
     CHECK(norm != nullptr);
-    if (norm) CHECK(norm->type == tm::ggml_type::f32);
+    if (norm) CHECK(norm->type == tmill::ggml_type::f32);
 }
 
 TM_TEST("gguf: every vocab file parses with no tensors") {
@@ -122,12 +122,12 @@ TM_TEST("gguf: every vocab file parses with no tensors") {
     CHECK(names.size() >= 11);
     for (const auto & n : names) {
         try {
-            auto f = tm::gguf::file::open(dir + "/" + n);
+            auto f = tmill::gguf::file::open(dir + "/" + n);
             CHECK(f->tensors().empty());
             CHECK(f->get_string("tokenizer.ggml.model").has_value());
             const auto tokens = f->get_string_array("tokenizer.ggml.tokens");
             CHECK(tokens.has_value() && tokens->size() > 1000);
-        } catch (const tm::error & e) {
+        } catch (const tmill::error & e) {
             tm_test::record_failure(__FILE__, __LINE__, n + ": " + e.what());
         }
     }
@@ -135,10 +135,10 @@ TM_TEST("gguf: every vocab file parses with no tensors") {
 
 TM_TEST("gguf: legacy v1 file is unsupported") {
     const std::string path = models_dir() + "/legacy/tinyllamas-stories-260k-f32.v1.gguf";
-    CHECK_THROWS_CODE(tm::gguf::file::open(path), gguf_unsupported);
+    CHECK_THROWS_CODE(tmill::gguf::file::open(path), gguf_unsupported);
     try {
-        tm::gguf::file::open(path);
-    } catch (const tm::error & e) {
+        tmill::gguf::file::open(path);
+    } catch (const tmill::error & e) {
         const std::string msg = e.what();
         CHECK(msg.rfind(path + ": ", 0) == 0);
         CHECK(msg.find("unsupported GGUF version 1") != std::string::npos);
@@ -146,24 +146,24 @@ TM_TEST("gguf: legacy v1 file is unsupported") {
 }
 
 TM_TEST("gguf: missing file is an io error naming the path") {
-    CHECK_THROWS_CODE(tm::gguf::file::open("/nonexistent/dir/model.gguf"), io);
-    CHECK_THROWS_CODE(tm::gguf::file::open(models_dir()), io);  // a directory
+    CHECK_THROWS_CODE(tmill::gguf::file::open("/nonexistent/dir/model.gguf"), io);
+    CHECK_THROWS_CODE(tmill::gguf::file::open(models_dir()), io);  // a directory
 }
 
 TM_TEST("gguf: type traits") {
-    CHECK_EQ(tm::ggml_type_info(0).type_size, 4u);
-    CHECK_EQ(tm::ggml_type_info(12).block_size, 256u);
-    CHECK_EQ(tm::ggml_type_info(12).type_size, 144u);
-    CHECK_EQ(tm::ggml_type_info(13).type_size, 176u);
-    CHECK_EQ(tm::ggml_type_info(14).type_size, 210u);
-    CHECK_EQ(tm::ggml_type_info(8).type_size, 34u);
-    CHECK_EQ(tm::ggml_type_info(2).type_size, 18u);
-    CHECK_EQ(tm::ggml_type_info(30).type_size, 2u);
-    CHECK(tm::ggml_type_info(4).name == nullptr);
-    CHECK(tm::ggml_type_info(33).name == nullptr);
-    CHECK(tm::ggml_type_info(40).name == nullptr);
-    CHECK(tm::ggml_type_supported(tm::ggml_type::q4_k));
-    CHECK(tm::ggml_type_supported(tm::ggml_type::bf16));
-    CHECK(!tm::ggml_type_supported(tm::ggml_type::q2_k));
-    CHECK(!tm::ggml_type_supported(tm::ggml_type::q4_1));
+    CHECK_EQ(tmill::ggml_type_info(0).type_size, 4u);
+    CHECK_EQ(tmill::ggml_type_info(12).block_size, 256u);
+    CHECK_EQ(tmill::ggml_type_info(12).type_size, 144u);
+    CHECK_EQ(tmill::ggml_type_info(13).type_size, 176u);
+    CHECK_EQ(tmill::ggml_type_info(14).type_size, 210u);
+    CHECK_EQ(tmill::ggml_type_info(8).type_size, 34u);
+    CHECK_EQ(tmill::ggml_type_info(2).type_size, 18u);
+    CHECK_EQ(tmill::ggml_type_info(30).type_size, 2u);
+    CHECK(tmill::ggml_type_info(4).name == nullptr);
+    CHECK(tmill::ggml_type_info(33).name == nullptr);
+    CHECK(tmill::ggml_type_info(40).name == nullptr);
+    CHECK(tmill::ggml_type_supported(tmill::ggml_type::q4_k));
+    CHECK(tmill::ggml_type_supported(tmill::ggml_type::bf16));
+    CHECK(!tmill::ggml_type_supported(tmill::ggml_type::q2_k));
+    CHECK(!tmill::ggml_type_supported(tmill::ggml_type::q4_1));
 }
