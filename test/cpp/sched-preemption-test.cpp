@@ -140,3 +140,39 @@ TM_TEST("sched: n > 1 groups survive preemption and recompute") {
     CHECK(d.model.kv_ok);
     CHECK_EQ(s.pool().n_free(), 10);
 }
+
+TM_TEST("sched: randomized submits, aborts, priorities and n > 1 under a tiny pool") {
+    for (auto policy : {sched_policy::fcfs, sched_policy::priority}) {
+        scheduler s(make_params(24, 6, 48, policy));
+        driver d(s);
+        uint64_t rng = 12345;
+        auto next = [&rng](uint64_t m) { rng = fake_mix(rng + 0x9e37); return rng % m; };
+        std::map<uint64_t, std::pair<std::vector<int32_t>, int32_t>> spec; // id → (prompt, n)
+        std::vector<uint64_t> aborted;
+        uint64_t id = 0;
+        for (int step = 0; step < 400; ++step) {
+            if (id < 60 && next(3) == 0) {
+                auto prompt = make_prompt(500 + id % 7, 5 + int32_t(next(60))); // shared prefixes
+                const int32_t n = next(5) == 0 ? 2 : 1;
+                spec[id] = {prompt, n};
+                d.submit(id, prompt, 3 + int32_t(next(25)), policy == sched_policy::priority ? int64_t(next(4)) : 0,
+                         next(4) == 0 ? "salt" : "", n);
+                ++id;
+            }
+            if (id > 0 && next(17) == 0) {
+                const uint64_t victim = next(id);
+                if (s.abort(victim)) aborted.push_back(victim);
+            }
+            d.step();
+        }
+        CHECK(d.run(20000));
+        CHECK(d.bounds_ok);
+        CHECK(d.model.kv_ok);
+        CHECK_EQ(s.pool().n_free(), 24);
+        for (const auto & kv : d.out) {
+            const auto & sp = spec[kv.first.first];
+            CHECK((kv.second == reference_output(sp.first, int32_t(kv.second.size()), sp.second > 1 ? kv.first.second : 0)));
+        }
+        CHECK(d.out.size() + aborted.size() + d.errors.size() >= size_t(id)); // every request ended somehow
+    }
+}
