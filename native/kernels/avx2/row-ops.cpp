@@ -1,0 +1,122 @@
+// AVX2 row operations. Reductions run in 8 lanes, then a fixed horizontal order, then the tail.
+// exp is a range-reduced degree-6 polynomial (relative error ~2 ulp), clamped to [-87.3, 88.3] so 2^n
+// stays a normal float; below -87.3 it returns e^-87.3 (~1e-38) rather than a denormal or zero.
+#include "kernels/avx2/avx2.h"
+
+#include <cmath>
+#include <immintrin.h>
+
+namespace tmill::kernels::avx2 {
+
+namespace {
+
+float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+float hmax8(__m256 v) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+__m256 exp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);      // ln2 split: exact high part
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);          // ... and the low remainder
+    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+float exp1(float v) { return _mm256_cvtss_f32(exp8(_mm256_set1_ps(v))); }
+
+} // namespace
+
+void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        acc = _mm256_fmadd_ps(v, v, acc);
+    }
+    float sum = hsum8(acc);
+    for (; i < n; ++i) sum += x[i] * x[i];
+    const float scale = 1.0f / std::sqrt(sum / float(n) + eps);
+    const __m256 vs = _mm256_set1_ps(scale);
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
+    for (; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void softmax(float * x, int64_t n) {
+    __m256 vmax = _mm256_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+    float max = hmax8(vmax);
+    for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+    const __m256 vm = _mm256_set1_ps(max);
+    __m256 acc = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        _mm256_storeu_ps(x + i, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    float sum = hsum8(acc);
+    for (; i < n; ++i) {
+        x[i] = exp1(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = 1.0f / sum;
+    const __m256 vi = _mm256_set1_ps(inv);
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vi));
+    for (; i < n; ++i) x[i] *= inv;
+}
+
+void silu_mul(const float * a, const float * b, float * y, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 va = _mm256_loadu_ps(a + i);
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), va));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(va, _mm256_add_ps(one, e)), _mm256_loadu_ps(b + i)));
+    }
+    for (; i < n; ++i) y[i] = a[i] / (1.0f + exp1(-a[i])) * b[i];
+}
+
+void add(const float * a, const float * b, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+float dot_f32(const float * a, const float * b, int64_t n) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
+    float sum = hsum8(acc);
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+void axpy_f32(float a, const float * x, float * y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] += a * x[i];
+}
+
+} // namespace tmill::kernels::avx2

@@ -1,0 +1,105 @@
+// AVX-512 row operations; tails through masks. exp: range reduction to r in [-ln2/2, ln2/2], a
+// degree-6 polynomial (~2 ulp) and scalef for 2^n, which gives 0 for large negative inputs (so masked
+// -inf attention scores become exact zeros) and inf on overflow.
+#include "kernels/avx512/avx512.h"
+
+#include <cmath>
+#include <immintrin.h>
+
+// GCC 12's avx512fintrin.h builds _mm512_reduce_*/_mm512_insert* on self-initialised "undefined"
+// vectors, which -Wuninitialized reports as uninitialised; the lanes are never read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace tmill::kernels::avx512 {
+
+namespace {
+
+__mmask16 tail_mask(int64_t left) { return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1); }
+
+__m512 exp16(__m512 x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-104.0f)), _mm512_set1_ps(88.8f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+} // namespace
+
+void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) {
+        const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
+        acc = _mm512_fmadd_ps(v, v, acc);
+    }
+    const float scale = 1.0f / std::sqrt(_mm512_reduce_add_ps(acc) / float(n) + eps);
+    const __m512 vs = _mm512_set1_ps(scale);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vs), _mm512_maskz_loadu_ps(m, w + i));
+        _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
+
+void softmax(float * x, int64_t n) {
+    __m512 vmax = _mm512_set1_ps(-INFINITY);
+    for (int64_t i = 0; i < n; i += 16) vmax = _mm512_mask_max_ps(vmax, tail_mask(n - i), vmax, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+    const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm)));
+        _mm512_mask_storeu_ps(x + i, m, e);
+        acc = _mm512_add_ps(acc, e);
+    }
+    const __m512 vi = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(acc));
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vi));
+    }
+}
+
+void silu_mul(const float * a, const float * b, float * y, int64_t n) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 va = _mm512_maskz_loadu_ps(m, a + i);
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), va));
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_div_ps(va, _mm512_add_ps(one, e)), _mm512_maskz_loadu_ps(m, b + i)));
+    }
+}
+
+void add(const float * a, const float * b, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
+    }
+}
+
+float dot_f32(const float * a, const float * b, int64_t n) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc);
+    }
+    return _mm512_reduce_add_ps(acc);
+}
+
+void axpy_f32(float a, const float * x, float * y, int64_t n) {
+    const __m512 va = _mm512_set1_ps(a);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+} // namespace tmill::kernels::avx512

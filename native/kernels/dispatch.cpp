@@ -1,0 +1,30 @@
+#include "kernels/kernels.h"
+
+#include "base/cpu-features.h"
+
+namespace tmill::kernels {
+
+kernel_table kernels_for(isa_level level) {
+    kernel_table t{};
+    ref::fill(t);
+    t.isa = "baseline";
+    if (level >= isa_level::avx2) {
+        avx2::fill(t);
+        t.isa = "avx2";
+    }
+    if (level >= isa_level::avx512) {
+        avx512::fill(t);
+        t.isa = "avx512";
+    }
+    return t;
+}
+
+const kernel_table & kernels_get() {
+    static const kernel_table table = [] {
+        const cpu_features & f = cpu_features_get();
+        return kernels_for(f.avx512 ? isa_level::avx512 : f.avx2 ? isa_level::avx2 : isa_level::baseline);
+    }();
+    return table;
+}
+
+} // namespace tmill::kernels

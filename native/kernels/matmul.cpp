@@ -1,0 +1,77 @@
+#include "kernels/matmul.h"
+
+#include "base/error.h"
+#include "quant/quant.h"
+
+#include <string>
+
+namespace tmill::kernels {
+
+namespace {
+// Rows per task: small enough to balance two to a few dozen threads on one GEMV, large enough that
+// a task streams a useful amount of weights. Multiples of 4 keep the kernels' row tiles full.
+int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok) {
+    if (n_threads <= 1) return n_out;
+    const int64_t target_tasks = int64_t(n_threads) * (n_tok >= 8 ? 4 : 8);
+    int64_t rows = (n_out + target_tasks - 1) / target_tasks;
+    rows = (rows + 3) / 4 * 4;
+    return rows < 16 ? 16 : rows;
+}
+} // namespace
+
+size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok) {
+    const ggml_type act = quant::activation_type(type);
+    if (act == ggml_type::f32) return 0;  // F32 weights read x directly
+    return quant::row_bytes(act, n_in) * size_t(n_tok);
+}
+
+matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type) {
+    switch (type) {
+        case ggml_type::f32: return k.matmul_f32;
+        case ggml_type::f16: return k.matmul_f16;
+        case ggml_type::bf16: return k.matmul_bf16;
+        case ggml_type::q8_0: return k.matmul_q8_0;
+        case ggml_type::q4_0: return k.matmul_q4_0;
+        case ggml_type::q4_k: return k.matmul_q4_k;
+        case ggml_type::q5_k: return k.matmul_q5_k;
+        case ggml_type::q6_k: return k.matmul_q6_k;
+        default: break;
+    }
+    throw error(error_code::invalid_argument,
+                "matmul: unsupported weight type id " + std::to_string(uint32_t(type)));
+}
+
+void matmul(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
+            int64_t n_in, const float * x, int64_t n_tok, float * y, void * scratch, size_t scratch_bytes) {
+    TM_CHECK(n_out >= 1 && n_tok >= 1 && n_in >= 1, invalid_argument, "matmul: empty dimensions");
+    const matmul_rows_fn rows_fn = matmul_rows_for(k, type);
+    const size_t w_row = quant::row_bytes(type, n_in);
+    const ggml_type act = quant::activation_type(type);
+    const size_t x_row = quant::row_bytes(act, n_in);
+    TM_CHECK(scratch_bytes >= matmul_scratch_bytes(type, n_in, n_tok), invalid_argument,
+             "matmul: scratch too small");
+
+    const void * xa = x;
+    if (act != ggml_type::f32) {
+        TM_CHECK(scratch != nullptr, invalid_argument, "matmul: scratch is null");
+        char * dst = static_cast<char *>(scratch);
+        if (n_tok == 1) {
+            quant::quantize_row(act, x, dst, n_in);
+        } else {
+            pool.parallel_for(n_tok, [&](int64_t t) {
+                quant::quantize_row(act, x + t * n_in, dst + size_t(t) * x_row, n_in);
+            });
+        }
+        xa = scratch;
+    }
+
+    const int64_t chunk = rows_per_task(n_out, pool.n_threads(), n_tok);
+    const int64_t n_tasks = (n_out + chunk - 1) / chunk;
+    pool.parallel_for(n_tasks, [&](int64_t task) {
+        const int64_t r0 = task * chunk;
+        const int64_t r1 = r0 + chunk < n_out ? r0 + chunk : n_out;
+        rows_fn(w, w_row, xa, x_row, n_tok, n_in, r0, r1, y, n_out);
+    });
+}
+
+} // namespace tmill::kernels

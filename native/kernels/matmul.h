@@ -1,0 +1,31 @@
+// matmul: y (n_tok, n_out) = x (n_tok, n_in) · Wᵀ for W stored as n_out rows of n_in elements in any
+// supported ggml type (row-major as in GGUF: ne[0] = n_in), x and y F32, on a thread pool.
+#pragma once
+
+#include "base/thread-pool.h"
+#include "gguf/ggml-types.h"
+#include "kernels/kernels.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tmill::kernels {
+
+// Bytes of scratch matmul needs to hold n_tok activation rows converted for `type`.
+size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok);
+
+// The table entry computing `type` rows; throws invalid_argument for a type without a matmul.
+matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type);
+
+// NOTE(matmul): batch and thread invariance. Activation rows are converted one by one (a row's
+// conversion never looks at another row), and every output element y[t][r] is one dot product over
+// n_in computed by a single task in a fixed block order, so y[t][r] does not depend on n_tok, on the
+// other rows in the batch, on how rows are split into tasks, or on the thread count.
+//
+// Preconditions (checked): n_in a multiple of the block size of `type`, n_out, n_tok >= 1,
+// scratch_bytes >= matmul_scratch_bytes(type, n_in, n_tok). w: (n_out, row_bytes(type, n_in));
+// x: (n_tok, n_in); y: (n_tok, n_out); scratch is overwritten. Allocates nothing.
+void matmul(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
+            int64_t n_in, const float * x, int64_t n_tok, float * y, void * scratch, size_t scratch_bytes);
+
+} // namespace tmill::kernels

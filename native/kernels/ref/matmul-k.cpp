@@ -1,0 +1,118 @@
+// Reference matmul rows for Q4_K, Q5_K and Q6_K weights against Q8_K activations. Per super-block the
+// scaled integer sums are exact; the weight offsets (mins, or -32 for Q6_K) are applied through the
+// activations' 16-element sums. Float accumulation runs in block order.
+#include "kernels/kernels.h"
+#include "quant/fp16.h"
+#include "quant/q4-k.h"
+#include "quant/q5-k.h"
+#include "quant/q6-k.h"
+#include "quant/q8-k.h"
+
+namespace tmill::kernels::ref {
+
+using quant::block_q4_k;
+using quant::block_q5_k;
+using quant::block_q6_k;
+using quant::block_q8_k;
+using quant::qk_k;
+
+namespace {
+// q: (256) unsigned 4/5-bit values in element order. Returns d_x * (d * sum_j sc_j * dot_j - dmin * sum_j m_j * xsum_j).
+float k4_block(const uint8_t * q, const uint8_t * scales, uint16_t d16, uint16_t dmin16, const block_q8_k & x) {
+    uint8_t sc[8], m[8];
+    quant::unpack_k4_scales(scales, sc, m);
+    int isum = 0, msum = 0;
+    for (int j = 0; j < 8; ++j) {
+        int dot = 0;
+        for (int l = 0; l < 32; ++l) dot += int(q[32 * j + l]) * int(x.qs[32 * j + l]);
+        isum += int(sc[j]) * dot;
+        msum += int(m[j]) * (int(x.bsums[2 * j]) + int(x.bsums[2 * j + 1]));
+    }
+    return x.d * quant::fp16_to_fp32(d16) * float(isum) - x.d * quant::fp16_to_fp32(dmin16) * float(msum);
+}
+
+float dot_q4_k(const block_q4_k * w, const block_q8_k * x, int64_t nb) {
+    float sum = 0.0f;
+    uint8_t q[qk_k];
+    for (int64_t b = 0; b < nb; ++b) {
+        for (int c = 0; c < 4; ++c)
+            for (int l = 0; l < 32; ++l) {
+                q[64 * c + l] = w[b].qs[32 * c + l] & 0x0f;
+                q[64 * c + 32 + l] = w[b].qs[32 * c + l] >> 4;
+            }
+        sum += k4_block(q, w[b].scales, w[b].d, w[b].dmin, x[b]);
+    }
+    return sum;
+}
+
+float dot_q5_k(const block_q5_k * w, const block_q8_k * x, int64_t nb) {
+    float sum = 0.0f;
+    uint8_t q[qk_k];
+    for (int64_t b = 0; b < nb; ++b) {
+        for (int c = 0; c < 4; ++c)
+            for (int l = 0; l < 32; ++l) {
+                const uint8_t h = w[b].qh[l];
+                q[64 * c + l] = uint8_t((w[b].qs[32 * c + l] & 0x0f) | (((h >> (2 * c)) & 1) << 4));
+                q[64 * c + 32 + l] = uint8_t((w[b].qs[32 * c + l] >> 4) | (((h >> (2 * c + 1)) & 1) << 4));
+            }
+        sum += k4_block(q, w[b].scales, w[b].d, w[b].dmin, x[b]);
+    }
+    return sum;
+}
+
+float dot_q6_k(const block_q6_k * w, const block_q8_k * x, int64_t nb) {
+    float sum = 0.0f;
+    int8_t q[qk_k];  // signed 6-bit values, -32..31
+    for (int64_t b = 0; b < nb; ++b) {
+        for (int h = 0; h < 2; ++h) {
+            const uint8_t * ql = w[b].ql + 64 * h;
+            const uint8_t * qh = w[b].qh + 32 * h;
+            int8_t * o = q + 128 * h;
+            for (int l = 0; l < 32; ++l) {
+                o[l] = int8_t(((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4)) - 32);
+                o[l + 32] = int8_t(((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                o[l + 64] = int8_t(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+                o[l + 96] = int8_t(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+            }
+        }
+        int isum = 0;
+        for (int s = 0; s < 16; ++s) {
+            int dot = 0;
+            for (int l = 0; l < 16; ++l) dot += int(q[16 * s + l]) * int(x[b].qs[16 * s + l]);
+            isum += int(w[b].scales[s]) * dot;
+        }
+        sum += x[b].d * quant::fp16_to_fp32(w[b].d) * float(isum);
+    }
+    return sum;
+}
+
+template <typename W, float (*Dot)(const W *, const block_q8_k *, int64_t)>
+void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+          int64_t r1, float * y, int64_t ldy) {
+    const int64_t nb = n_in / qk_k;
+    for (int64_t t = 0; t < n_tok; ++t) {
+        const auto * xr = reinterpret_cast<const block_q8_k *>(static_cast<const char *>(x) + size_t(t) * xb);
+        for (int64_t r = r0; r < r1; ++r) {
+            const auto * wr = reinterpret_cast<const W *>(static_cast<const char *>(w) + size_t(r) * wb);
+            y[t * ldy + r] = Dot(wr, xr, nb);
+        }
+    }
+}
+} // namespace
+
+void matmul_rows_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    rows<block_q4_k, dot_q4_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_rows_q5_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    rows<block_q5_k, dot_q5_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_rows_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    rows<block_q6_k, dot_q6_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+} // namespace tmill::kernels::ref

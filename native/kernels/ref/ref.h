@@ -1,0 +1,35 @@
+// Scalar reference kernels (baseline ISA): the yardstick every SIMD variant is tested against.
+// Signatures and contracts as the matching kernel_table entries in kernels/kernels.h.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace tmill::kernels::ref {
+
+void matmul_rows_f32(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                     int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_f16(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                     int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_bf16(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q8_0(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q4_0(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q4_k(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q5_k(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q6_k(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+
+void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps);
+void softmax(float * x, int64_t n);
+void silu_mul(const float * a, const float * b, float * y, int64_t n);
+void add(const float * a, const float * b, float * y, int64_t n);
+void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
+          float freq_base, float freq_scale, rope_style style);
+float dot_f32(const float * a, const float * b, int64_t n);
+void axpy_f32(float a, const float * x, float * y, int64_t n);
+
+} // namespace tmill::kernels::ref

@@ -1,0 +1,77 @@
+// Reference row operations of the forward pass. Reductions accumulate in double, in index order.
+#include "base/error.h"
+#include "kernels/ref/ref.h"
+
+#include <cmath>
+
+namespace tmill::kernels::ref {
+
+void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
+    const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void softmax(float * x, int64_t n) {
+    float max = x[0];
+    for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = std::exp(x[i] - max);
+        sum += double(x[i]);
+    }
+    const float inv = float(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void silu_mul(const float * a, const float * b, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] / (1.0f + std::exp(-a[i])) * b[i];
+}
+
+void add(const float * a, const float * b, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+// NOTE(rope): the angles follow ggml's recurrence (theta_0 = pos, theta_{i+1} = theta_i * base^(-2/n_rot),
+// each scaled by freq_scale) so positions rotate as llama.cpp rotates them; the cos/sin cache is
+// computed once per row and shared by all heads.
+void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
+          float freq_base, float freq_scale, rope_style style) {
+    TM_CHECK(n_rot >= 0 && n_rot % 2 == 0 && n_rot <= head_dim && n_rot <= 1024, invalid_argument,
+             "rope: n_rot must be even, <= head_dim and <= 1024");
+    float cos_cache[512], sin_cache[512];  // (n_rot / 2)
+    const float theta_scale = std::pow(freq_base, -2.0f / float(n_rot));
+    const int64_t half = n_rot / 2;
+    for (int64_t r = 0; r < n_rows; ++r) {
+        float theta = float(pos[r]);
+        for (int64_t i = 0; i < half; ++i) {
+            const float angle = freq_scale * theta;
+            cos_cache[i] = std::cos(angle);
+            sin_cache[i] = std::sin(angle);
+            theta *= theta_scale;
+        }
+        for (int64_t h = 0; h < n_head; ++h) {
+            float * v = x + (r * n_head + h) * head_dim;
+            for (int64_t i = 0; i < half; ++i) {
+                const int64_t i0 = style == rope_style::neox ? i : 2 * i;
+                const int64_t i1 = style == rope_style::neox ? i + half : 2 * i + 1;
+                const float x0 = v[i0], x1 = v[i1];
+                v[i0] = x0 * cos_cache[i] - x1 * sin_cache[i];
+                v[i1] = x0 * sin_cache[i] + x1 * cos_cache[i];
+            }
+        }
+    }
+}
+
+float dot_f32(const float * a, const float * b, int64_t n) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(a[i]) * double(b[i]);
+    return float(sum);
+}
+
+void axpy_f32(float a, const float * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+} // namespace tmill::kernels::ref

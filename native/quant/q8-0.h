@@ -1,0 +1,22 @@
+// Q8_0: blocks of 32 weights, one F16 scale and 32 signed bytes (ggml block_q8_0, 34 bytes).
+// Also the activation format paired with Q8_0 and Q4_0 weights.
+#pragma once
+
+#include <cstdint>
+
+namespace tmill::quant {
+
+constexpr int qk8_0 = 32;
+
+struct block_q8_0 {
+    uint16_t d;             // F16 scale
+    int8_t qs[qk8_0];       // (32) x = d * qs
+};
+static_assert(sizeof(block_q8_0) == 34, "block_q8_0 must match ggml's 34-byte layout");
+
+// n must be a multiple of 32 (checked).
+void dequantize_row_q8_0(const void * src, float * dst, int64_t n);
+// Reference quantizer, as ggml's reference: d = amax/127, q = roundf(x/d). Used for activations too.
+void quantize_row_q8_0(const float * src, void * dst, int64_t n);
+
+} // namespace tmill::quant

@@ -1,0 +1,214 @@
+// matmul kernels: every variant the machine runs against the scalar reference, the reference against
+// a double-precision dot of the dequantized operands, and batch/thread invariance of matmul().
+#include "check.h"
+
+#include "base/cpu-features.h"
+#include "base/error.h"
+#include "base/thread-pool.h"
+#include "kernels/avx2/avx2.h"
+#include "kernels/avx512/avx512.h"
+#include "kernels/kernels.h"
+#include "kernels/matmul.h"
+#include "kernels/ref/ref.h"
+#include "quant/fp16.h"
+#include "quant/quant.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace tmill;
+using namespace tmill::kernels;
+
+namespace {
+
+const ggml_type all_types[] = {ggml_type::f32,  ggml_type::f16,  ggml_type::bf16, ggml_type::q8_0,
+                               ggml_type::q4_0, ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k};
+
+// n_in per type: odd block counts and non-multiples of the vector width exercise every tail.
+int64_t test_n_in(ggml_type t) {
+    switch (t) {
+        case ggml_type::f32: case ggml_type::f16: case ggml_type::bf16: return 100;
+        case ggml_type::q8_0: case ggml_type::q4_0: return 32 * 7;
+        default: return 256 * 3;
+    }
+}
+
+// Random weights of `type`: float and Q8_0/Q4_0 rows through the quantizers, K-quant blocks as random
+// bytes (every byte pattern is a valid block) with small positive F16 super-block scales.
+std::vector<uint8_t> make_weights(ggml_type type, int64_t n_out, int64_t n_in, std::mt19937 & rng) {
+    const size_t row = quant::row_bytes(type, n_in);
+    std::vector<uint8_t> w(row * size_t(n_out));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    if (type == ggml_type::q4_k || type == ggml_type::q5_k || type == ggml_type::q6_k) {
+        std::uniform_int_distribution<int> byte(0, 255);
+        std::uniform_real_distribution<float> scale(0.001f, 0.01f);
+        for (auto & b : w) b = uint8_t(byte(rng));
+        const size_t block = quant::type_block_bytes(type);
+        for (size_t off = 0; off < w.size(); off += block) {
+            const uint16_t d = quant::fp32_to_fp16(scale(rng)), dmin = quant::fp32_to_fp16(scale(rng));
+            if (type == ggml_type::q6_k) {
+                std::memcpy(&w[off + block - 2], &d, 2);
+            } else {
+                std::memcpy(&w[off], &d, 2);
+                std::memcpy(&w[off + 2], &dmin, 2);
+            }
+        }
+        return w;
+    }
+    std::vector<float> src(static_cast<size_t>(n_in));
+    for (int64_t r = 0; r < n_out; ++r) {
+        for (auto & v : src) v = normal(rng);
+        quant::quantize_row(type, src.data(), w.data() + size_t(r) * row, n_in);
+    }
+    return w;
+}
+
+std::vector<float> make_x(int64_t n, std::mt19937 & rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto & v : x) v = normal(rng);
+    return x;
+}
+
+struct variant {
+    const char * name;
+    matmul_rows_fn fn;
+};
+
+std::vector<variant> variants(ggml_type type) {
+    std::vector<variant> out;
+    const cpu_features & f = cpu_features_get();
+    const kernel_table r = kernels_for(isa_level::baseline);
+    out.push_back({"ref", matmul_rows_for(r, type)});
+    if (f.avx2) {
+        kernel_table t{};
+        avx2::fill(t);
+        if (matmul_rows_for(t, type)) out.push_back({"avx2", matmul_rows_for(t, type)});
+    }
+    if (f.avx512) {
+        kernel_table t{};
+        avx512::fill(t);
+        if (matmul_rows_for(t, type)) out.push_back({"avx512", matmul_rows_for(t, type)});
+    }
+    return out;
+}
+
+std::vector<isa_level> levels() {
+    std::vector<isa_level> out{isa_level::baseline};
+    if (cpu_features_get().avx2) out.push_back(isa_level::avx2);
+    if (cpu_features_get().avx512) out.push_back(isa_level::avx512);
+    return out;
+}
+
+} // namespace
+
+TM_TEST("kernels: matmul variants agree with a double dot of the dequantized operands") {
+    std::mt19937 rng(1234);
+    for (ggml_type type : all_types) {
+        const int64_t n_in = test_n_in(type), n_out = 37, n_tok = 6;
+        const std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
+        const std::vector<float> x = make_x(n_in * n_tok, rng);
+        const ggml_type act = quant::activation_type(type);
+        const size_t w_row = quant::row_bytes(type, n_in), x_row = quant::row_bytes(act, n_in);
+        // The activation rows as the kernels see them, and both operands back in F32.
+        std::vector<uint8_t> xa(x_row * size_t(n_tok));
+        std::vector<float> xd(size_t(n_in * n_tok)), wd(size_t(n_in * n_out));
+        for (int64_t t = 0; t < n_tok; ++t) {
+            quant::quantize_row(act, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
+            quant::dequantize_row(act, xa.data() + size_t(t) * x_row, xd.data() + t * n_in, n_in);
+        }
+        for (int64_t r = 0; r < n_out; ++r) quant::dequantize_row(type, w.data() + size_t(r) * w_row, wd.data() + r * n_in, n_in);
+        double max_w = 0.0;
+        for (float v : wd) max_w = std::fmax(max_w, std::fabs(v));
+
+        std::vector<float> y_ref;
+        for (const variant & v : variants(type)) {
+            std::vector<float> y(size_t(n_out * n_tok), NAN);
+            v.fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, 0, n_out, y.data(), n_out);
+            if (y_ref.empty()) y_ref = y;
+            int bad = 0;
+            for (int64_t t = 0; t < n_tok; ++t)
+                for (int64_t r = 0; r < n_out; ++r) {
+                    double truth = 0.0, mag = 0.0, xmag = 0.0;
+                    for (int64_t i = 0; i < n_in; ++i) {
+                        truth += double(wd[r * n_in + i]) * double(xd[t * n_in + i]);
+                        mag += std::fabs(double(wd[r * n_in + i]) * double(xd[t * n_in + i]));
+                        xmag += std::fabs(double(xd[t * n_in + i]));
+                    }
+                    // Float accumulation over blocks; K-quants subtract two scaled sums (scales and
+                    // mins), whose magnitudes are bounded by max|w| * sum|x|.
+                    const double tol = 2e-5 * (mag + max_w * xmag) + 1e-6;
+                    const double got = y[size_t(t * n_out + r)];
+                    if (!(std::fabs(got - truth) <= tol) || !(std::fabs(got - y_ref[size_t(t * n_out + r)]) <= tol)) {
+                        if (++bad <= 3)
+                            std::fprintf(stderr, "    type %u %s t=%lld r=%lld: got %.9g truth %.9g ref %.9g\n",
+                                         unsigned(type), v.name, (long long)t, (long long)r, got, truth,
+                                         double(y_ref[size_t(t * n_out + r)]));
+                    }
+                }
+            CHECK_EQ(bad, 0);
+        }
+    }
+}
+
+TM_TEST("kernels: matmul rows are batch, split and thread-count invariant (bitwise)") {
+    std::mt19937 rng(99);
+    thread_pool pool1(1), pool2(2), pool3(3);
+    for (isa_level level : levels()) {
+        const kernel_table k = kernels_for(level);
+        for (ggml_type type : all_types) {
+            const int64_t n_in = test_n_in(type), n_out = 41, n_tok = 7;
+            const std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
+            const std::vector<float> x = make_x(n_in * n_tok, rng);
+            std::vector<uint8_t> scratch(matmul_scratch_bytes(type, n_in, n_tok) + 1);
+            std::vector<float> y7(size_t(n_out * n_tok)), y(size_t(n_out * n_tok));
+            matmul(pool1, k, type, w.data(), n_out, n_in, x.data(), n_tok, y7.data(), scratch.data(), scratch.size());
+            int diffs = 0;
+            for (int64_t t = 0; t < n_tok; ++t) {
+                std::vector<float> y1(static_cast<size_t>(n_out));
+                matmul(pool2, k, type, w.data(), n_out, n_in, x.data() + t * n_in, 1, y1.data(), scratch.data(), scratch.size());
+                diffs += std::memcmp(y1.data(), y7.data() + t * n_out, size_t(n_out) * 4) != 0;
+            }
+            // Tokens 2..6 as a batch of 5 (another tile mix), on 3 threads.
+            matmul(pool3, k, type, w.data(), n_out, n_in, x.data() + 2 * n_in, 5, y.data(), scratch.data(), scratch.size());
+            diffs += std::memcmp(y.data(), y7.data() + 2 * n_out, size_t(5 * n_out) * 4) != 0;
+            for (thread_pool * p : {&pool2, &pool3}) {
+                matmul(*p, k, type, w.data(), n_out, n_in, x.data(), n_tok, y.data(), scratch.data(), scratch.size());
+                diffs += std::memcmp(y.data(), y7.data(), y.size() * 4) != 0;
+            }
+            if (diffs) std::fprintf(stderr, "    %s type %u: %d mismatching runs\n", k.isa, unsigned(type), diffs);
+            CHECK_EQ(diffs, 0);
+        }
+    }
+}
+
+TM_TEST("kernels: matmul checks its arguments") {
+    thread_pool pool(1);
+    const kernel_table & k = kernels_get();
+    std::vector<uint8_t> w(34 * 4), scratch(34);
+    std::vector<float> x(64), y(4);
+    CHECK_THROWS_CODE(matmul(pool, k, ggml_type::q8_0, w.data(), 2, 48, x.data(), 1, y.data(), scratch.data(), scratch.size()),
+                      invalid_argument);
+    CHECK_THROWS_CODE(matmul(pool, k, ggml_type::q8_0, w.data(), 2, 64, x.data(), 1, y.data(), scratch.data(), 10),
+                      invalid_argument);
+    CHECK_THROWS_CODE(matmul(pool, k, ggml_type::q4_1, w.data(), 2, 64, x.data(), 1, y.data(), scratch.data(), scratch.size()),
+                      invalid_argument);
+    CHECK_EQ(matmul_scratch_bytes(ggml_type::f32, 64, 3), size_t(0));
+    CHECK_EQ(matmul_scratch_bytes(ggml_type::q4_k, 512, 2), size_t(2 * 2 * 292));
+}
+
+TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") {
+    const kernel_table & k = kernels_get();
+    CHECK(std::strcmp(k.isa, cpu_isa_name()) == 0);
+    const kernel_table base = kernels_for(isa_level::baseline);
+    CHECK(base.matmul_q8_0 == &ref::matmul_rows_q8_0);
+    CHECK(base.rope == &ref::rope);
+    if (cpu_features_get().avx512) {
+        const kernel_table t = kernels_for(isa_level::avx512);
+        CHECK(t.matmul_q8_0 == &avx512::matmul_rows_q8_0);
+        CHECK(t.matmul_q4_k == &avx2::matmul_rows_q4_k);  // no AVX-512 variant: the AVX2 one
+        CHECK(t.rope == &ref::rope);
+    }
+}

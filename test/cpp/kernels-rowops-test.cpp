@@ -1,0 +1,155 @@
+// Row operations of every table level the machine runs, against straightforward double formulas;
+// the thread pool.
+#include "check.h"
+
+#include "base/cpu-features.h"
+#include "base/error.h"
+#include "base/thread-pool.h"
+#include "kernels/kernels.h"
+
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace tmill;
+using namespace tmill::kernels;
+
+namespace {
+
+std::vector<kernel_table> tables() {
+    std::vector<kernel_table> out{kernels_for(isa_level::baseline)};
+    if (cpu_features_get().avx2) out.push_back(kernels_for(isa_level::avx2));
+    if (cpu_features_get().avx512) out.push_back(kernels_for(isa_level::avx512));
+    return out;
+}
+
+std::vector<float> random_vec(int64_t n, float lo, float hi, std::mt19937 & rng) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto & x : v) x = d(rng);
+    return v;
+}
+
+const int64_t lengths[] = {1, 7, 8, 15, 16, 17, 33, 100, 2048};
+
+} // namespace
+
+TM_TEST("kernels: rmsnorm, add, dot and axpy match their formulas") {
+    std::mt19937 rng(5);
+    for (const kernel_table & k : tables()) {
+        for (int64_t n : lengths) {
+            const auto x = random_vec(n, -3, 3, rng), w = random_vec(n, -2, 2, rng), b = random_vec(n, -1, 1, rng);
+            std::vector<float> y(static_cast<size_t>(n));
+            k.rmsnorm(x.data(), w.data(), y.data(), n, 1e-5f);
+            double ss = 0.0;
+            for (float v : x) ss += double(v) * v;
+            const double scale = 1.0 / std::sqrt(ss / double(n) + 1e-5);
+            for (int64_t i = 0; i < n; ++i) CHECK_NEAR(y[i], x[i] * scale * w[i], 1e-5 * std::fabs(x[i] * scale * w[i]) + 1e-6);
+            std::vector<float> in_place = x;
+            k.rmsnorm(in_place.data(), w.data(), in_place.data(), n, 1e-5f);
+            for (int64_t i = 0; i < n; ++i) CHECK_EQ(in_place[i], y[i]);
+
+            k.add(x.data(), b.data(), y.data(), n);
+            for (int64_t i = 0; i < n; ++i) CHECK_EQ(y[i], x[i] + b[i]);
+
+            double dot = 0.0, mag = 0.0;
+            for (int64_t i = 0; i < n; ++i) { dot += double(x[i]) * b[i]; mag += std::fabs(double(x[i]) * b[i]); }
+            CHECK_NEAR(k.dot_f32(x.data(), b.data(), n), dot, 1e-6 * mag + 1e-7);
+
+            y = b;
+            k.axpy_f32(0.75f, x.data(), y.data(), n);
+            for (int64_t i = 0; i < n; ++i) CHECK_NEAR(y[i], b[i] + 0.75 * x[i], 1e-6);
+        }
+    }
+}
+
+TM_TEST("kernels: softmax and silu_mul match their formulas") {
+    std::mt19937 rng(6);
+    for (const kernel_table & k : tables()) {
+        for (int64_t n : lengths) {
+            auto x = random_vec(n, -20, 20, rng);
+            if (n > 3) x[2] = -INFINITY;  // a masked attention score
+            std::vector<double> e(static_cast<size_t>(n));
+            double max = -INFINITY, sum = 0.0;
+            for (float v : x) max = std::fmax(max, v);
+            for (int64_t i = 0; i < n; ++i) { e[i] = std::exp(double(x[i]) - max); sum += e[i]; }
+            std::vector<float> s = x;
+            k.softmax(s.data(), n);
+            double total = 0.0;
+            for (int64_t i = 0; i < n; ++i) {
+                CHECK_NEAR(s[i], e[i] / sum, 2e-6 * (e[i] / sum) + 1e-12);
+                total += s[i];
+            }
+            CHECK_NEAR(total, 1.0, 1e-5);
+            if (n > 3) CHECK(s[2] < 1e-30f);
+
+            const auto a = random_vec(n, -30, 30, rng), b = random_vec(n, -2, 2, rng);
+            std::vector<float> y(static_cast<size_t>(n));
+            k.silu_mul(a.data(), b.data(), y.data(), n);
+            for (int64_t i = 0; i < n; ++i) {
+                const double want = double(a[i]) / (1.0 + std::exp(-double(a[i]))) * b[i];
+                CHECK_NEAR(y[i], want, 2e-6 * std::fabs(want) + 1e-30);
+            }
+        }
+    }
+}
+
+TM_TEST("kernels: rope rotates normal and neox pairs by the ggml angles") {
+    std::mt19937 rng(8);
+    const int64_t n_rows = 3, n_head = 2, head_dim = 16, n_rot = 12;  // dims 12..15 pass through
+    const int32_t pos[n_rows] = {0, 7, 300};
+    const float base = 10000.0f, fscale = 0.5f;
+    for (const kernel_table & k : tables()) {
+        for (rope_style style : {rope_style::normal, rope_style::neox}) {
+            const auto x = random_vec(n_rows * n_head * head_dim, -1, 1, rng);
+            std::vector<float> y = x;
+            k.rope(y.data(), n_rows, n_head, head_dim, n_rot, pos, base, fscale, style);
+            for (int64_t r = 0; r < n_rows; ++r) {
+                // The contract: theta_i = freq_scale * (pos * base^(-2/n_rot) ^ i), the power taken by
+                // repeated float multiplication as ggml does.
+                const float step = std::pow(base, -2.0f / float(n_rot));
+                float theta = float(pos[r]);
+                for (int64_t i = 0; i < n_rot / 2; ++i) {
+                    const double angle = double(fscale * theta);
+                    const double closed = double(fscale) * pos[r] * std::pow(double(base), -2.0 * i / n_rot);
+                    CHECK_NEAR(angle, closed, 1e-5 * std::fabs(closed) + 1e-9);
+                    for (int64_t h = 0; h < n_head; ++h) {
+                        const float * v = x.data() + (r * n_head + h) * head_dim;
+                        const float * o = y.data() + (r * n_head + h) * head_dim;
+                        const int64_t i0 = style == rope_style::neox ? i : 2 * i;
+                        const int64_t i1 = style == rope_style::neox ? i + n_rot / 2 : 2 * i + 1;
+                        CHECK_NEAR(o[i0], v[i0] * std::cos(angle) - v[i1] * std::sin(angle), 1e-5);
+                        CHECK_NEAR(o[i1], v[i0] * std::sin(angle) + v[i1] * std::cos(angle), 1e-5);
+                    }
+                    theta *= step;
+                }
+                for (int64_t h = 0; h < n_head; ++h)
+                    for (int64_t d = n_rot; d < head_dim; ++d)
+                        CHECK_EQ(y[size_t((r * n_head + h) * head_dim + d)], x[size_t((r * n_head + h) * head_dim + d)]);
+            }
+        }
+        std::vector<float> z(16);
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, 7, pos, base, 1.0f, rope_style::normal), invalid_argument);
+    }
+}
+
+TM_TEST("thread_pool: every task runs exactly once, job after job") {
+    for (int n_threads : {1, 2, 3, 5}) {
+        thread_pool pool(n_threads);
+        CHECK_EQ(pool.n_threads(), n_threads);
+        std::vector<std::atomic<int>> hits(97);
+        for (int job = 0; job < 300; ++job) {
+            const int64_t n = job % 97 + 1;
+            for (int64_t i = 0; i < n; ++i) hits[size_t(i)].store(0);
+            pool.parallel_for(n, [&](int64_t i) { hits[size_t(i)].fetch_add(1); });
+            int wrong = 0;
+            for (int64_t i = 0; i < n; ++i) wrong += hits[size_t(i)].load() != 1;
+            CHECK_EQ(wrong, 0);
+        }
+        int calls = 0;
+        pool.parallel_for(0, [&](int64_t) { ++calls; });
+        CHECK_EQ(calls, 0);
+    }
+    CHECK_THROWS_CODE(thread_pool(0), invalid_argument);
+}
