@@ -129,7 +129,7 @@ void tokenize_spm(const vocab & v, const std::string & s, std::vector<int32_t> &
 // ---- BPE ----
 
 struct bpe_symbol {
-    int32_t sym;    // merge symbol id, -1 when the text is not a symbol
+    int32_t sym;    // token id of the text, -1 when it is not a token
     int prev, next;
     uint32_t off, n;  // bytes of the encoded word
 };
@@ -173,7 +173,7 @@ struct bpe_session {
         for (size_t off = 0; off < word.size();) {
             const size_t n = std::min(utf8_len(uint8_t(word[off])), word.size() - off);
             const int idx = int(sym.size());
-            sym.push_back({v.symbol_id(std::string_view(word.data() + off, n)), idx - 1,
+            sym.push_back({v.text_to_token(std::string_view(word.data() + off, n)), idx - 1,
                            off + n == word.size() ? -1 : idx + 1, uint32_t(off), uint32_t(n)});
             off += n;
         }

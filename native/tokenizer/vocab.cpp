@@ -1,13 +1,12 @@
 // NOTE(vocab): built once from metadata and never mutated. Token texts live in one arena string with
-// an offset table; the text → id map holds views into it. BPE merges are keyed by the pair of symbol
-// ids (a symbol is a token text or a merge half that is not a token), with the merge's result symbol
-// precomputed, so a merge step is one hash probe and never builds a string. Defaults and special-id
+// an offset table and a flat text → id index over it. BPE merges are keyed by the pair of token ids,
+// with the merge's result token precomputed, so a merge step is one hash probe and never builds a
+// string. A merge naming a text that is not a token is rejected (Hugging Face rejects it too). Defaults and special-id
 // discovery follow llama.cpp's llama_vocab::load.
 #include "tokenizer/vocab.h"
 
 #include <algorithm>
 #include <cctype>
-#include <unordered_set>
 
 #include "base/error.h"
 #include "gguf/gguf.h"
@@ -107,8 +106,7 @@ void vocab::build(const vocab_spec & spec, const std::vector<std::string_view> &
         TM_CHECK(t >= 0 && t <= 6, tokenizer, "token " + std::to_string(i) + " has unknown token_type " + std::to_string(t));
         types_[i] = token_type(t);
     }
-    token_ids_.reserve(n * 2);
-    for (size_t i = 0; i < n; ++i) token_ids_[token_text(int32_t(i))] = int32_t(i);  // last wins, as llama.cpp
+    token_ids_.build(int32_t(n), [this](int32_t id) { return token_text_unchecked(id); });  // last wins, as llama.cpp
 
     // Pre-tokenizer and type-specific defaults (llama.cpp llama_vocab::load).
     bool default_add_bos = false;
@@ -164,31 +162,39 @@ void vocab::build(const vocab_spec & spec, const std::vector<std::string_view> &
 
     // BPE merges.
     if (type_ == vocab_type::bpe) {
-        std::vector<std::pair<std::string_view, std::string_view>> halves;
-        halves.reserve(merges.size());
-        for (size_t r = 0; r < merges.size(); ++r) {
+        // Hashes first, then lookups with the slots prefetched a few merges ahead: the tables are
+        // far larger than the caches, so this is bound by memory latency.
+        const size_t nm = merges.size();
+        std::vector<std::string_view> left(nm), right(nm);
+        std::vector<uint64_t> hashes(nm * 3);  // (nm, 3) left, right, concatenation
+        std::string concat;
+        for (size_t r = 0; r < nm; ++r) {
             const auto m = merges[r];
             const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string_view::npos;
             TM_CHECK(sp != std::string_view::npos, tokenizer, "merge " + std::to_string(r) + " '" + std::string(m) + "' has no separator");
-            halves.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+            left[r] = m.substr(0, sp);
+            right[r] = m.substr(sp + 1);
+            concat.assign(left[r]).append(right[r]);
+            hashes[r * 3 + 0] = hash_bytes(left[r]);
+            hashes[r * 3 + 1] = hash_bytes(right[r]);
+            hashes[r * 3 + 2] = hash_bytes(concat);
         }
-        // Merge halves that are not tokens become extra symbols (llama.cpp compares texts, so such a
-        // merge still applies).
-        std::unordered_set<std::string_view> seen;  // views into `merges`, alive during build
-        for (const auto & h : halves) {
-            for (auto s : {h.first, h.second}) {
-                if (text_to_token(s) < 0 && seen.insert(s).second) extra_symbols_.emplace_back(s);
-            }
+        const auto text_of = [this](int32_t id) { return token_text_unchecked(id); };
+        constexpr size_t ahead = 16;
+        std::vector<int32_t> ids(nm * 3);  // (nm, 3)
+        for (size_t r = 0; r < nm; ++r) {
+            if (r + ahead < nm) for (int k = 0; k < 3; ++k) token_ids_.prefetch(hashes[(r + ahead) * 3 + k]);
+            concat.assign(left[r]).append(right[r]);
+            ids[r * 3 + 0] = token_ids_.find_hashed(left[r], hashes[r * 3 + 0], text_of);
+            ids[r * 3 + 1] = token_ids_.find_hashed(right[r], hashes[r * 3 + 1], text_of);
+            ids[r * 3 + 2] = token_ids_.find_hashed(concat, hashes[r * 3 + 2], text_of);
+            TM_CHECK(ids[r * 3] >= 0 && ids[r * 3 + 1] >= 0, tokenizer, "merge " + std::to_string(r) + " '" +
+                     std::string(merges[r]) + "' references a text that is not a token");
         }
-        for (size_t i = 0; i < extra_symbols_.size(); ++i) extra_symbol_ids_[extra_symbols_[i]] = int32_t(n + i);
-        merges_.reserve(halves.size() * 2);
-        std::string concat;
-        for (size_t r = 0; r < halves.size(); ++r) {
-            const int32_t l = symbol_id(halves[r].first), rr = symbol_id(halves[r].second);
-            concat.assign(halves[r].first).append(halves[r].second);
-            const int32_t result = symbol_id(concat);
-            const uint64_t key = (uint64_t(uint32_t(l)) << 32) | uint32_t(rr);
-            merges_.emplace(key, (uint64_t(r) << 32) | uint32_t(result + 1));  // first (lowest rank) wins
+        merges_.reserve(nm);
+        for (size_t r = 0; r < nm; ++r) {
+            if (r + ahead < nm) merges_.prefetch(ids[(r + ahead) * 3], ids[(r + ahead) * 3 + 1]);
+            merges_.insert(ids[r * 3], ids[r * 3 + 1], int32_t(r), ids[r * 3 + 2]);
         }
     }
 
@@ -261,26 +267,13 @@ bool vocab::is_added(int32_t id) const {
 }
 
 int32_t vocab::text_to_token(std::string_view text) const {
-    const auto it = token_ids_.find(text);
-    return it == token_ids_.end() ? -1 : it->second;
+    return token_ids_.find(text, [this](int32_t id) { return token_text_unchecked(id); });
 }
 
 int32_t vocab::byte_to_token(uint8_t b) const { return byte_tokens_[b]; }
 
-int32_t vocab::symbol_id(std::string_view text) const {
-    const int32_t id = text_to_token(text);
-    if (id >= 0 || extra_symbol_ids_.empty()) return id;
-    const auto it = extra_symbol_ids_.find(text);
-    return it == extra_symbol_ids_.end() ? -1 : it->second;
-}
-
 bool vocab::find_merge(int32_t l, int32_t r, int32_t & rank, int32_t & result) const {
-    if (l < 0 || r < 0) return false;
-    const auto it = merges_.find((uint64_t(uint32_t(l)) << 32) | uint32_t(r));
-    if (it == merges_.end()) return false;
-    rank = int32_t(it->second >> 32);
-    result = int32_t(uint32_t(it->second)) - 1;
-    return true;
+    return merges_.find(l, r, rank, result);
 }
 
 } // namespace tmill::tok

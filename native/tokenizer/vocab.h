@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "tokenizer/hash-index.h"
 #include "tokenizer/pre-tokenizer.h"
 
 namespace tmill::gguf { class file; }
@@ -88,9 +88,8 @@ public:
     // Tokenizer internals.
     int32_t text_to_token(std::string_view text) const;  // -1 when absent (last id wins on duplicates)
     int32_t byte_to_token(uint8_t b) const;               // SPM <0xNN> token, -1 when absent
-    int32_t symbol_id(std::string_view text) const;       // BPE merge symbol id, -1 when absent
-    // BPE: the merge of symbols (l, r): rank and resulting symbol (-1 when the result is not a
-    // symbol). Returns false when there is no such merge.
+    // BPE: the merge of tokens (l, r): rank and resulting token (-1 when the concatenation is not a
+    // token). Returns false when there is no such merge.
     bool find_merge(int32_t l, int32_t r, int32_t & rank, int32_t & result) const;
     bool token_lstrip(int32_t id) const { return (strip_[size_t(id)] & 1) != 0; }
     bool token_rstrip(int32_t id) const { return (strip_[size_t(id)] & 2) != 0; }
@@ -98,6 +97,9 @@ public:
 
 private:
     vocab() = default;
+    std::string_view token_text_unchecked(int32_t id) const {
+        return std::string_view(text_.data() + offsets_[size_t(id)], offsets_[size_t(id) + 1] - offsets_[size_t(id)]);
+    }
     void build(const vocab_spec & spec, const std::vector<std::string_view> & tokens,
                const std::vector<std::string_view> & merges);
 
@@ -108,12 +110,9 @@ private:
     std::vector<float> scores_;        // (n_tokens)
     std::vector<token_type> types_;    // (n_tokens)
     std::vector<uint8_t> strip_;       // (n_tokens) bit 0 lstrip, bit 1 rstrip
-    std::unordered_map<std::string_view, int32_t> token_ids_;  // views into text_
+    text_index token_ids_;             // text → id over text_
     int32_t byte_tokens_[256];         // SPM byte fallback ids, -1 when absent
-    // BPE: symbols are token texts (ids < n_tokens) plus merge halves that are not tokens.
-    std::vector<std::string> extra_symbols_;                      // (n_extra) texts of ids >= n_tokens
-    std::unordered_map<std::string_view, int32_t> extra_symbol_ids_;
-    std::unordered_map<uint64_t, uint64_t> merges_;               // (l << 32 | r) → (rank << 32 | result+1)
+    pair_index merges_;                // BPE (left id, right id) → (rank, result id)
     std::vector<int32_t> added_sorted_;  // CONTROL/USER_DEFINED/UNKNOWN ids, longest text first
     std::vector<int32_t> eog_;
     int32_t bos_ = -1, eos_ = -1, eot_ = -1, eom_ = -1, unk_ = -1, pad_ = -1;
