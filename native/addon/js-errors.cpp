@@ -4,7 +4,7 @@
 
 #include <new>
 
-namespace tm::addon {
+namespace tmill::addon {
 
 Napi::Error make_error(Napi::Env env, const std::string & code, const std::string & message) {
     Napi::Error err = Napi::Error::New(env, message);
@@ -19,7 +19,7 @@ Napi::Value guard(Napi::Env env, const std::function<Napi::Value()> & fn) {
     } catch (const Napi::Error & e) {
         e.ThrowAsJavaScriptException();
         return env.Undefined();
-    } catch (const tm::error & e) {
+    } catch (const tmill::error & e) {
         failure = {e.code_name(), e.what()};
     } catch (const std::bad_alloc &) {
         failure = {"out_of_memory", "out of memory"};
@@ -36,7 +36,7 @@ bool capture_error(const std::function<void()> & fn, captured_error & out) {
     try {
         fn();
         return true;
-    } catch (const tm::error & e) {
+    } catch (const tmill::error & e) {
         out = {e.code_name(), e.what()};
     } catch (const std::bad_alloc &) {
         out = {"out_of_memory", "out of memory"};
@@ -80,4 +80,4 @@ bool optional_bool(const Napi::Object & o, const char * key, bool fallback) {
     return v.As<Napi::Boolean>().Value();
 }
 
-} // namespace tm::addon
+} // namespace tmill::addon

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace tm {
+namespace tmill {
 
 namespace {
 
@@ -67,4 +67,4 @@ const char * cpu_isa_name() {
     return f.avx512 ? "avx512" : f.avx2 ? "avx2" : "baseline";
 }
 
-} // namespace tm
+} // namespace tmill

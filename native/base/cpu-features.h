@@ -1,7 +1,7 @@
 // What the CPU (and the OS, via xgetbv) lets us run. Probed once; kernel dispatch reads it.
 #pragma once
 
-namespace tm {
+namespace tmill {
 
 struct cpu_features {
     bool avx2 = false;      // AVX2 + FMA + F16C, with OS-saved YMM state
@@ -17,4 +17,4 @@ const cpu_features & cpu_features_get();
 // Name of the best ISA level in use: "avx512", "avx2" or "baseline".
 const char * cpu_isa_name();
 
-} // namespace tm
+} // namespace tmill

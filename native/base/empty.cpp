@@ -1,2 +1,2 @@
 // Keeps a static library non-empty while its component has no sources yet.
-namespace tm { int empty_translation_unit_marker = 0; }
+namespace tmill { int empty_translation_unit_marker = 0; }

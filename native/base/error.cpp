@@ -1,6 +1,6 @@
 #include "base/error.h"
 
-namespace tm {
+namespace tmill {
 
 const char * error_code_name(error_code code) {
     switch (code) {
@@ -17,4 +17,4 @@ const char * error_code_name(error_code code) {
     return "internal";
 }
 
-} // namespace tm
+} // namespace tmill

@@ -1,4 +1,4 @@
-// tm::error — the one exception type of the native core. It carries a stable code (its string form
+// tmill::error — the one exception type of the native core. It carries a stable code (its string form
 // reaches JS as `err.code`) and a human message. The addon converts it at every entry point, so no
 // C++ exception ever crosses N-API and library code never aborts the process.
 #pragma once
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tm {
+namespace tmill {
 
 enum class error_code {
     invalid_argument,   // a caller passed a bad value (maps to TypeError/RangeError-like JS errors)
@@ -32,11 +32,11 @@ private:
     error_code code_;
 };
 
-} // namespace tm
+} // namespace tmill
 
-// TM_CHECK(cond, code, message): always on; throws tm::error when cond is false. `message` may be any
+// TM_CHECK(cond, code, message): always on; throws tmill::error when cond is false. `message` may be any
 // expression yielding std::string, evaluated only on failure.
 #define TM_CHECK(cond, code, message)                                        \
     do {                                                                     \
-        if (!(cond)) throw ::tm::error(::tm::error_code::code, (message));   \
+        if (!(cond)) throw ::tmill::error(::tmill::error_code::code, (message));   \
     } while (0)

@@ -2,7 +2,7 @@
 
 #include "base/error.h"
 
-namespace tm {
+namespace tmill {
 
 namespace {
 
@@ -111,4 +111,4 @@ hparams hparams_load(const gguf::file & file) {
     return hp;
 }
 
-} // namespace tm
+} // namespace tmill

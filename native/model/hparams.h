@@ -6,7 +6,7 @@
 
 #include "gguf/gguf.h"
 
-namespace tm {
+namespace tmill {
 
 enum class model_arch { llama, qwen2, qwen3 };
 enum class rope_style { normal, neox };   // normal: rotate adjacent pairs; neox: rotate halves
@@ -32,10 +32,10 @@ struct hparams {
     rope_style rope = rope_style::normal;
 };
 
-// Reads and validates the hyper-parameters. Throws tm::error (gguf_unsupported for an architecture we
+// Reads and validates the hyper-parameters. Throws tmill::error (gguf_unsupported for an architecture we
 // do not run, gguf_invalid for missing or inconsistent values), naming the file and the key.
 hparams hparams_load(const gguf::file & file);
 
 const char * model_arch_name(model_arch arch);
 
-} // namespace tm
+} // namespace tmill

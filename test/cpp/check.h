@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace tm_test {
 
 struct test_case {
@@ -61,13 +63,13 @@ std::string describe_pair(const A & a, const B & b) {
                 "CHECK_NEAR(" #a ", " #b ", " #tol "): " + ::tm_test::describe_pair(tm_a_, tm_b_)); \
     } while (0)
 
-// CHECK_THROWS_CODE(expr, code): expr must throw tm::error with that error_code.
+// CHECK_THROWS_CODE(expr, code): expr must throw tmill::error with that error_code.
 #define CHECK_THROWS_CODE(expr, ecode)                                                         \
     do {                                                                                       \
         bool tm_thrown_ = false;                                                               \
-        try { (void)(expr); } catch (const ::tm::error & e) {                                  \
+        try { (void)(expr); } catch (const ::tmill::error & e) {                                  \
             tm_thrown_ = true;                                                                 \
-            if (e.code() != ::tm::error_code::ecode)                                           \
+            if (e.code() != ::tmill::error_code::ecode)                                           \
                 ::tm_test::record_failure(__FILE__, __LINE__,                                  \
                     std::string("wrong code ") + e.code_name() + ": " + e.what());            \
         }                                                                                      \

@@ -1,0 +1,71 @@
+// `tokenmill <command>`: the command-line entry (bin/tokenmill.cjs calls main()).
+import { Model } from './engine/model.js';
+import { native } from './native/load.js';
+
+const usage = `usage: tokenmill <command> [options]
+
+commands:
+  inspect <model.gguf> [--json] [--tensors]   print a GGUF model's architecture, hyper-parameters,
+                                              tokenizer and tensors
+  version                                     print the package version and the CPU kernels in use
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'inspect':
+      return inspect(rest);
+    case 'version':
+    case '--version':
+      console.log(`tokenmill ${native().version} (kernels: ${native().cpuIsa()})`);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(usage);
+      return command === undefined ? 1 : 0;
+    default:
+      process.stderr.write(`tokenmill: unknown command '${command}'\n${usage}`);
+      return 1;
+  }
+}
+
+async function inspect(args: string[]): Promise<number> {
+  const flags = new Set(args.filter((a) => a.startsWith('--')));
+  const files = args.filter((a) => !a.startsWith('--'));
+  const unknown = [...flags].filter((f) => f !== '--json' && f !== '--tensors');
+  if (files.length !== 1 || unknown.length > 0) {
+    process.stderr.write(`tokenmill inspect: expected one model path${unknown.length ? `; unknown flag ${unknown.join(', ')}` : ''}\n${usage}`);
+    return 1;
+  }
+  const model = await Model.load(files[0]!, { vocabOnly: true });
+  const info = model.info;
+  if (flags.has('--json')) {
+    console.log(JSON.stringify(info, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2));
+    return 0;
+  }
+  const hp = info.hparams;
+  const lines = [
+    `file            ${info.path} (GGUF v${info.ggufVersion})`,
+    `architecture    ${info.architecture ?? '-'}${info.name ? `  (${info.name})` : ''}`,
+    `context length  ${info.contextLength ?? '-'}`,
+    `vocabulary      ${info.vocabSize} tokens, tokenizer ${info.tokenizerModel}${info.tokenizerPre ? ` / pre ${info.tokenizerPre}` : ''}`,
+    `special tokens  bos ${info.bosTokenId ?? '-'}  eos ${info.eosTokenId ?? '-'}  eot ${info.eotTokenIds.join(',') || '-'}  add_bos ${info.addBosToken}  add_eos ${info.addEosToken}`,
+    `chat template   ${info.chatTemplate === null ? 'none' : `${info.chatTemplate.length} characters`}`,
+  ];
+  if (hp) {
+    lines.push(
+      `layers          ${hp.nLayer}  embedding ${hp.nEmbd}  ffn ${hp.nFf}`,
+      `attention       ${hp.nHead} heads, ${hp.nHeadKv} kv heads, head dim ${hp.headDim}, rms eps ${Number(hp.rmsEps.toPrecision(6))}`,
+      `rope            ${hp.ropeStyle}, dims ${hp.nRot}, freq base ${hp.ropeFreqBase}, scaling ${hp.ropeScaling}${hp.ropeScaling === 'linear' ? ` x${1 / hp.ropeFreqScale}` : ''}`,
+    );
+  }
+  const byType = new Map<string, number>();
+  for (const t of info.tensors) byType.set(t.type, (byType.get(t.type) ?? 0) + 1);
+  lines.push(`tensors         ${info.tensors.length}${byType.size ? ` (${[...byType].map(([t, n]) => `${n} ${t}`).join(', ')})` : ''}`);
+  if (flags.has('--tensors')) for (const t of info.tensors) lines.push(`  ${t.name.padEnd(32)} ${t.type.padEnd(6)} [${t.shape.join(', ')}]`);
+  console.log(lines.join('\n'));
+  model.dispose();
+  return 0;
+}

@@ -1,0 +1,168 @@
+// Engine: many concurrent generations over one model, run by the native engine thread. JS only submits,
+// aborts and routes drained records (woken by a payload-free notify) to per-request async queues.
+import { native } from '../native/load.js';
+import type { NativeEngine, NativeEngineOptions, NativeEngineStats, NativeRecord } from '../native/types.js';
+import { AsyncQueue } from './async-queue.js';
+import { DisposedError, fromNative, TokenmillError } from './errors.js';
+import { toNativeRequest, type GenerateRequest } from './generate-request.js';
+import type { Model } from './model.js';
+
+export type EngineOptions = NativeEngineOptions;
+export type EngineStats = Omit<NativeEngineStats, 'steps'>;
+export type FinishReason = 'stop' | 'length' | 'abort' | 'repetition' | 'error';
+
+export interface TokenLogprob {
+  token: number;
+  logprob: number;
+  rank: number;
+  /** The top-N alternatives (largest first), when N > 0 was asked for. */
+  top: { token: number; logprob: number; rank: number }[];
+}
+
+export interface GenerateEvent {
+  tokenIds: number[];
+  text: string;
+  logprobs?: TokenLogprob[];
+  finishReason?: FinishReason;
+  /** The stop string or stop token id that ended the request (null for EOS / length). */
+  stopReason?: string | number | null;
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens: number };
+  /** With finishReason 'error'. */
+  error?: TokenmillError;
+}
+
+export interface GenerateOptions {
+  signal?: AbortSignal;
+}
+
+export class Engine {
+  readonly model: Model;
+  readonly maxModelLen: number;
+  readonly kvBlocksTotal: number;
+  #native: NativeEngine | null;
+  #queues = new Map<number, AsyncQueue<GenerateEvent>>();
+  #nextId = 1;
+  #closing: Promise<void> | null = null;
+
+  private constructor(model: Model, handle: NativeEngine) {
+    this.model = model;
+    this.#native = handle;
+    const info = handle.info();
+    this.maxModelLen = info.maxModelLen;
+    this.kvBlocksTotal = info.kvBlocksTotal;
+  }
+
+  static async create(model: Model, options: EngineOptions = {}): Promise<Engine> {
+    const callSite = new Error();
+    let engine: Engine | null = null;
+    try {
+      const handle = await native().createEngine(model.handle, { ...options }, () => {
+        if (engine) engine.#drain();
+      });
+      engine = new Engine(model, handle);
+      return engine;
+    } catch (error) {
+      throw fromNative(error, callSite);
+    }
+  }
+
+  /** Streams one request's output; the last event carries finishReason and usage. */
+  generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncIterable<GenerateEvent> {
+    const handle = this.#live();
+    const id = this.#nextId++;
+    const nativeRequest = toNativeRequest(id, request);
+    const queue = new AsyncQueue<GenerateEvent>();
+    const signal = options.signal;
+    if (signal?.aborted) {
+      queue.push({ tokenIds: [], text: '', finishReason: 'abort', stopReason: null, usage: { promptTokens: nativeRequest.promptTokens.length, completionTokens: 0, cachedTokens: 0 } });
+      queue.close();
+      return queue;
+    }
+    this.#queues.set(id, queue);
+    try {
+      handle.submit(nativeRequest);
+    } catch (error) {
+      this.#queues.delete(id);
+      throw fromNative(error);
+    }
+    if (signal) {
+      const onAbort = (): void => {
+        if (this.#queues.has(id) && this.#native) this.#native.abort(id);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      void (async () => {
+        // Detach the listener once the request is over, so long-lived signals do not accumulate them.
+        while (this.#queues.has(id)) await new Promise((r) => setTimeout(r, 250).unref?.());
+        signal.removeEventListener('abort', onAbort);
+      })();
+    }
+    return queue;
+  }
+
+  stats(): EngineStats {
+    const { steps: _steps, ...stats } = this.#live().stats();
+    return stats;
+  }
+
+  /** Aborts what runs (each request ends with finishReason 'abort') and frees the KV pool. Twice is fine. */
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing;
+    const handle = this.#native;
+    this.#closing = (async () => {
+      if (!handle) return;
+      this.#drain();
+      const last = await handle.close();
+      this.#route(last);
+      this.#native = null;
+      for (const q of this.#queues.values()) q.close();
+      this.#queues.clear();
+    })();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #live(): NativeEngine {
+    if (!this.#native || this.#closing) throw new DisposedError('engine is closed', 'disposed', 400);
+    return this.#native;
+  }
+
+  #drain(): void {
+    if (this.#native) this.#route(this.#native.drain());
+  }
+
+  #route(records: NativeRecord[]): void {
+    for (const rec of records) {
+      const queue = this.#queues.get(rec.id);
+      if (!queue) continue;
+      queue.push(toEvent(rec));
+      if (rec.finish) {
+        queue.close();
+        this.#queues.delete(rec.id);
+      }
+    }
+  }
+}
+
+function toEvent(rec: NativeRecord): GenerateEvent {
+  const event: GenerateEvent = { tokenIds: Array.from(rec.tokens), text: rec.text };
+  if (rec.logprobs) {
+    const { ids, logprobs, ranks, nTop } = rec.logprobs;
+    const stride = nTop + 1;
+    event.logprobs = [];
+    for (let i = 0; i + stride <= ids.length; i += stride) {
+      const top = [];
+      for (let k = 1; k <= nTop; k++) top.push({ token: ids[i + k]!, logprob: logprobs[i + k]!, rank: ranks[i + k]! });
+      event.logprobs.push({ token: ids[i]!, logprob: logprobs[i]!, rank: ranks[i]!, top });
+    }
+  }
+  if (rec.finish) {
+    event.finishReason = rec.finish;
+    event.stopReason = rec.stopReason ?? null;
+    event.usage = rec.usage;
+    if (rec.error) event.error = fromNative(rec.error);
+  }
+  return event;
+}

@@ -1,0 +1,45 @@
+// Error classes and the single table from native/library error codes to classes and HTTP status.
+
+export class TokenmillError extends Error {
+  readonly code: string;
+  readonly status: number;
+  constructor(message: string, code: string, status: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.status = status;
+  }
+}
+
+export class InvalidArgumentError extends TokenmillError {}
+export class ModelLoadError extends TokenmillError {}
+export class DisposedError extends TokenmillError {}
+export class EngineError extends TokenmillError {}
+export class InternalError extends TokenmillError {}
+
+type ErrorClass = new (message: string, code: string, status: number, options?: { cause?: unknown }) => TokenmillError;
+
+const codeTable: Record<string, { cls: ErrorClass; status: number }> = {
+  invalid_argument: { cls: InvalidArgumentError, status: 400 },
+  io: { cls: ModelLoadError, status: 400 },
+  gguf_invalid: { cls: ModelLoadError, status: 400 },
+  gguf_unsupported: { cls: ModelLoadError, status: 400 },
+  tokenizer: { cls: ModelLoadError, status: 400 },
+  out_of_memory: { cls: EngineError, status: 503 },
+  disposed: { cls: DisposedError, status: 400 },
+  engine_fault: { cls: EngineError, status: 500 },
+  internal: { cls: InternalError, status: 500 },
+};
+
+// Turns an error thrown by the addon (an Error with a string `.code`) into the matching TokenmillError.
+// `callSite`, captured before an async native call, gives the stack of the user's call.
+export function fromNative(error: unknown, callSite?: Error): TokenmillError {
+  if (error instanceof TokenmillError) return error;
+  const e = error as { message?: unknown; code?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : 'internal';
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  const entry = codeTable[code] ?? { cls: InternalError, status: 500 };
+  const out = new entry.cls(message, code, entry.status, { cause: error });
+  if (callSite?.stack) out.stack = `${out.name}: ${message}\n${callSite.stack.split('\n').slice(1).join('\n')}`;
+  return out;
+}

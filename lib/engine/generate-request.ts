@@ -1,0 +1,121 @@
+// The engine-level request (token ids in, tokens out) and its validation. Messages follow one shape:
+// "Expected <what> for <name> but received <value>" (anchors.md H11).
+import { InvalidArgumentError } from './errors.js';
+import type { NativeRequest } from '../native/types.js';
+
+export interface GenerateRequest {
+  promptTokens: readonly number[] | Int32Array;
+  /** Output token cap; omitted = until EOS or the context is full. */
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  repetitionPenalty?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  seed?: number;
+  stop?: string | readonly string[];
+  stopTokenIds?: readonly number[];
+  includeStopStrInOutput?: boolean;
+  ignoreEos?: boolean;
+  minTokens?: number;
+  /** false/omitted: none; true: the chosen token's logprob; a number N: plus the top N. */
+  logprobs?: boolean | number;
+  priority?: number;
+  cacheSalt?: string;
+  skipSpecialTokens?: boolean;
+  spacesBetweenSpecialTokens?: boolean;
+  logitBias?: Readonly<Record<string, number>>;
+  allowedTokenIds?: readonly number[];
+  badWordsTokenIds?: readonly (readonly number[])[];
+  xargs?: Readonly<Record<string, unknown>>;
+}
+
+function fail(what: string, name: string, value: unknown): never {
+  const shown = typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? 'an array' : String(value);
+  throw new InvalidArgumentError(`Expected ${what} for ${name} but received ${shown} of type ${typeof value}`, 'invalid_argument', 400);
+}
+
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+function intIn(name: string, v: unknown, lo: number, hi: number): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isInt(v) || v < lo || v > hi) fail(`an integer in [${lo}, ${hi}]`, name, v);
+  return v;
+}
+
+function numIn(name: string, v: unknown, lo: number, hi: number, loOpen = false): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isNum(v) || v > hi || (loOpen ? v <= lo : v < lo)) fail(`a number in ${loOpen ? '(' : '['}${lo}, ${hi}]`, name, v);
+  return v;
+}
+
+function ids(name: string, v: unknown): number[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  const arr = v instanceof Int32Array ? Array.from(v) : v;
+  if (!Array.isArray(arr) || !arr.every((x) => isInt(x) && x >= 0 && x <= 0x7fffffff)) fail('an array of token ids', name, v);
+  return arr as number[];
+}
+
+const I32 = 0x7fffffff;
+
+/** Validates a GenerateRequest and converts it to the addon's request shape. */
+export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
+  if (typeof r !== 'object' || r === null) fail('an object', 'request', r);
+  const prompt = ids('promptTokens', r.promptTokens);
+  if (!prompt || prompt.length === 0) fail('a non-empty array of token ids', 'promptTokens', r.promptTokens);
+  const stop = r.stop === undefined || r.stop === null ? undefined : typeof r.stop === 'string' ? [r.stop] : r.stop;
+  if (stop && (!Array.isArray(stop) || !stop.every((s) => typeof s === 'string' && s.length > 0))) {
+    fail('a non-empty string or an array of non-empty strings', 'stop', r.stop);
+  }
+  const logprobs = r.logprobs;
+  if (logprobs !== undefined && typeof logprobs !== 'boolean' && !(isInt(logprobs) && logprobs >= 0)) {
+    fail('a boolean or a non-negative integer', 'logprobs', logprobs);
+  }
+  for (const key of ['includeStopStrInOutput', 'ignoreEos', 'skipSpecialTokens', 'spacesBetweenSpecialTokens'] as const) {
+    if (r[key] !== undefined && typeof r[key] !== 'boolean') fail('a boolean', key, r[key]);
+  }
+  if (r.cacheSalt !== undefined && r.cacheSalt !== null && typeof r.cacheSalt !== 'string') fail('a string', 'cacheSalt', r.cacheSalt);
+  let logitBias: [number, number][] | undefined;
+  if (r.logitBias !== undefined && r.logitBias !== null) {
+    if (typeof r.logitBias !== 'object') fail('an object of token id → bias', 'logitBias', r.logitBias);
+    logitBias = Object.entries(r.logitBias).map(([k, b]) => {
+      const t = Number(k);
+      if (!isInt(t) || t < 0) fail('token ids as keys', 'logitBias', k);
+      if (!isNum(b)) fail('numbers as values', 'logitBias', b);
+      return [t, b];
+    });
+  }
+  const out: NativeRequest = {
+    id,
+    promptTokens: Int32Array.from(prompt),
+    maxTokens: intIn('maxTokens', r.maxTokens, 1, I32),
+    temperature: numIn('temperature', r.temperature, 0, Number.MAX_VALUE),
+    topP: numIn('topP', r.topP, 0, 1, true),
+    topK: intIn('topK', r.topK, -1, I32),
+    minP: numIn('minP', r.minP, 0, 1),
+    repetitionPenalty: numIn('repetitionPenalty', r.repetitionPenalty, 0, Number.MAX_VALUE, true),
+    frequencyPenalty: numIn('frequencyPenalty', r.frequencyPenalty, -2, 2),
+    presencePenalty: numIn('presencePenalty', r.presencePenalty, -2, 2),
+    seed: intIn('seed', r.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    stop: stop ? [...stop] : undefined,
+    stopTokenIds: ids('stopTokenIds', r.stopTokenIds),
+    includeStopStrInOutput: r.includeStopStrInOutput,
+    ignoreEos: r.ignoreEos,
+    minTokens: intIn('minTokens', r.minTokens, 0, I32),
+    logprobs: logprobs === undefined ? undefined : logprobs !== false,
+    topLogprobs: typeof logprobs === 'number' ? logprobs : undefined,
+    priority: intIn('priority', r.priority, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    cacheSalt: r.cacheSalt ?? undefined,
+    skipSpecialTokens: r.skipSpecialTokens,
+    spacesBetweenSpecialTokens: r.spacesBetweenSpecialTokens,
+    logitBias,
+    allowedTokenIds: ids('allowedTokenIds', r.allowedTokenIds),
+    badWordsTokenIds: r.badWordsTokenIds?.map((w, i) => ids(`badWordsTokenIds[${i}]`, w) ?? []),
+    xargs: r.xargs ? { ...r.xargs } : undefined,
+  };
+  for (const key of Object.keys(out) as (keyof NativeRequest)[]) if (out[key] === undefined) delete out[key];
+  return out;
+}

@@ -1,0 +1,96 @@
+// Model: a loaded GGUF file (weights mapped read-only, vocabulary built). Immutable and shareable.
+import { native } from '../native/load.js';
+import type { NativeModel, NativeModelInfo } from '../native/types.js';
+import { DisposedError, InvalidArgumentError, fromNative } from './errors.js';
+
+export interface ModelLoadOptions {
+  /** Read only the metadata and the tokenizer (like llama.cpp's vocab_only); no weights are checked. */
+  vocabOnly?: boolean;
+}
+
+export interface TokenizeOptions {
+  /** Add BOS/EOS as the GGUF's add_bos_token / add_eos_token flags say. Default true. */
+  addSpecial?: boolean;
+  /** Recognise special/added tokens written in the text (e.g. `<|im_start|>`) as single tokens. Default false. */
+  parseSpecial?: boolean;
+}
+
+export interface DetokenizeOptions {
+  skipSpecialTokens?: boolean;
+  spacesBetweenSpecialTokens?: boolean;
+}
+
+export type ModelInfo = NativeModelInfo;
+
+export class Model {
+  readonly info: ModelInfo;
+  #native: NativeModel | null;
+
+  private constructor(handle: NativeModel) {
+    this.#native = handle;
+    this.info = Object.freeze(handle.info());
+  }
+
+  static async load(path: string, options: ModelLoadOptions = {}): Promise<Model> {
+    if (typeof path !== 'string' || path.length === 0) {
+      throw new InvalidArgumentError(`Expected a non-empty string for path but received ${describe(path)}`, 'invalid_argument', 400);
+    }
+    const callSite = new Error();
+    try {
+      return new Model(await native().loadModel(path, { vocabOnly: options.vocabOnly === true }));
+    } catch (error) {
+      throw fromNative(error, callSite);
+    }
+  }
+
+  /** @internal the addon handle, for Engine.create. */
+  get handle(): NativeModel {
+    if (!this.#native) throw new DisposedError('model is disposed', 'disposed', 400);
+    return this.#native;
+  }
+
+  tokenize(text: string, options: TokenizeOptions = {}): number[] {
+    if (typeof text !== 'string') {
+      throw new InvalidArgumentError(`Expected a string for text but received ${describe(text)}`, 'invalid_argument', 400);
+    }
+    try {
+      return Array.from(this.handle.tokenize(text, options.addSpecial ?? true, options.parseSpecial ?? false));
+    } catch (error) {
+      throw fromNative(error);
+    }
+  }
+
+  detokenize(ids: readonly number[] | Int32Array, options: DetokenizeOptions = {}): string {
+    const array = ids instanceof Int32Array ? ids : Int32Array.from(ids);
+    try {
+      return this.handle.detokenize(array, {
+        skipSpecialTokens: options.skipSpecialTokens ?? false,
+        spacesBetweenSpecialTokens: options.spacesBetweenSpecialTokens ?? true,
+      });
+    } catch (error) {
+      throw fromNative(error);
+    }
+  }
+
+  /** The text a token contributes when it follows other text (`" there"`, not `"▁there"`). */
+  tokenPiece(id: number): string {
+    try {
+      return this.handle.tokenPiece(id);
+    } catch (error) {
+      throw fromNative(error);
+    }
+  }
+
+  dispose(): void {
+    this.#native?.dispose();
+    this.#native = null;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.dispose();
+  }
+}
+
+function describe(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `${JSON.stringify(value) ?? String(value)} of type ${typeof value}`;
+}

@@ -1,0 +1,152 @@
+// The one typed picture of everything the .node file exports (DESIGN.md §3). Every name that crosses
+// the boundary carries a `Native` prefix so a reader sees each crossing.
+
+export interface NativeTensorInfo {
+  name: string;
+  type: string;
+  shape: number[];
+}
+
+export interface NativeHparams {
+  nCtxTrain: number;
+  nEmbd: number;
+  nLayer: number;
+  nFf: number;
+  nHead: number;
+  nHeadKv: number;
+  headDim: number;
+  nRot: number;
+  rmsEps: number;
+  ropeFreqBase: number;
+  ropeFreqScale: number;
+  ropeScaling: 'none' | 'linear';
+  ropeStyle: 'normal' | 'neox';
+}
+
+export type NativeMetadataValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | NativeMetadataValue[]
+  | { arrayType: string; length: number };
+
+export interface NativeModelInfo {
+  path: string;
+  ggufVersion: number;
+  architecture: string | null;
+  name: string | null;
+  contextLength: number | null;
+  vocabSize: number;
+  tokenizerModel: string;
+  tokenizerPre: string | null;
+  bosTokenId: number | null;
+  eosTokenId: number | null;
+  eotTokenIds: number[];
+  addBosToken: boolean;
+  addEosToken: boolean;
+  chatTemplate: string | null;
+  fileType: number | null;
+  hparams: NativeHparams | null;
+  tensors: NativeTensorInfo[];
+  metadata: Record<string, NativeMetadataValue>;
+}
+
+export interface NativeLoadOptions {
+  vocabOnly?: boolean;
+}
+
+export interface NativeDetokenizeOptions {
+  skipSpecialTokens?: boolean;
+  spacesBetweenSpecialTokens?: boolean;
+}
+
+export interface NativeModel {
+  info(): NativeModelInfo;
+  tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
+  detokenize(ids: Int32Array, options: NativeDetokenizeOptions): string;
+  tokenPiece(id: number): string;
+  dispose(): void;
+}
+
+export interface NativeAddon {
+  loadModel(path: string, options: NativeLoadOptions): Promise<NativeModel>;
+  createEngine(model: NativeModel, options: NativeEngineOptions, notify: () => void): Promise<NativeEngine>;
+  cpuIsa(): string;
+  version: string;
+}
+
+export interface NativeEngineOptions {
+  kvCacheMemory?: number;
+  maxNumSeqs?: number;
+  maxNumBatchedTokens?: number;
+  schedulingPolicy?: 'fcfs' | 'priority';
+  threads?: number;
+  enablePrefixCaching?: boolean;
+  maxLogprobs?: number;
+  maxModelLen?: number;
+}
+
+export interface NativeRequest {
+  id: number;
+  promptTokens: Int32Array;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  repetitionPenalty?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  seed?: number;
+  stop?: string[];
+  stopTokenIds?: number[];
+  includeStopStrInOutput?: boolean;
+  ignoreEos?: boolean;
+  minTokens?: number;
+  logprobs?: boolean;
+  topLogprobs?: number;
+  priority?: number;
+  cacheSalt?: string;
+  skipSpecialTokens?: boolean;
+  spacesBetweenSpecialTokens?: boolean;
+  logitBias?: [number, number][];
+  allowedTokenIds?: number[];
+  badWordsTokenIds?: number[][];
+  xargs?: Record<string, unknown>;
+}
+
+export interface NativeRecord {
+  id: number;
+  tokens: Int32Array;
+  text: string;
+  /** Per token: the chosen token then nTop entries, flattened (nTop + 1 per token). */
+  logprobs?: { ids: Int32Array; logprobs: Float32Array; ranks: Int32Array; nTop: number };
+  finish?: 'stop' | 'length' | 'abort' | 'repetition' | 'error';
+  stopReason?: string | number;
+  error?: { code: string; message: string };
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens: number };
+}
+
+export interface NativeEngineStats {
+  running: number;
+  waiting: number;
+  kvCacheUsage: number;
+  kvBlocksTotal: number;
+  kvBlocksFree: number;
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
+  preemptions: number;
+  promptTokens: number;
+  generationTokens: number;
+  steps: number;
+}
+
+export interface NativeEngine {
+  submit(request: NativeRequest): void;
+  abort(id: number): void;
+  drain(): NativeRecord[];
+  stats(): NativeEngineStats;
+  info(): { maxModelLen: number; kvBlocksTotal: number; blockSize: number };
+  close(): Promise<NativeRecord[]>;
+}

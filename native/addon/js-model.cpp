@@ -1,0 +1,213 @@
+#include "addon/js-model.h"
+
+#include <string>
+#include <vector>
+
+#include "addon/addon-state.h"
+#include "addon/js-errors.h"
+#include "addon/js-metadata.h"
+#include "base/error.h"
+
+namespace tmill::addon {
+
+namespace {
+
+// Loads a model on a libuv worker thread; resolves with a NativeModel.
+class load_worker : public Napi::AsyncWorker {
+public:
+    load_worker(Napi::Env env, std::string path, model_load_options options)
+        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), options_(options) {}
+
+    Napi::Promise promise() { return deferred_.Promise(); }
+
+    void Execute() override {
+        ok_ = capture_error([&] { model_ = model_load(path_, options_); }, failure_);
+    }
+
+    void OnOK() override {
+        Napi::Env env = Env();
+        if (!ok_) {
+            deferred_.Reject(make_error(env, failure_.code, failure_.message).Value());
+            return;
+        }
+        Napi::Value result = guard(env, [&]() -> Napi::Value {
+            Napi::Object obj = addon_state::of(env).model_ctor.New({});
+            js_model::Unwrap(obj)->set(model_);
+            return obj;
+        });
+        if (env.IsExceptionPending()) {
+            deferred_.Reject(env.GetAndClearPendingException().Value());
+        } else {
+            deferred_.Resolve(result);
+        }
+    }
+
+private:
+    Napi::Promise::Deferred deferred_;
+    std::string path_;
+    model_load_options options_;
+    std::shared_ptr<const model> model_;
+    captured_error failure_;
+    bool ok_ = false;
+};
+
+Napi::Value nullable_id(Napi::Env env, int32_t id) {
+    return id < 0 ? env.Null() : Napi::Number::New(env, id);
+}
+
+Napi::Object hparams_to_js(Napi::Env env, const hparams & hp) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("nCtxTrain", hp.n_ctx_train);
+    o.Set("nEmbd", hp.n_embd);
+    o.Set("nLayer", hp.n_layer);
+    o.Set("nFf", hp.n_ff);
+    o.Set("nHead", hp.n_head);
+    o.Set("nHeadKv", hp.n_head_kv);
+    o.Set("headDim", hp.head_dim);
+    o.Set("nRot", hp.n_rot);
+    o.Set("rmsEps", hp.rms_eps);
+    o.Set("ropeFreqBase", hp.rope_freq_base);
+    o.Set("ropeFreqScale", hp.rope_freq_scale);
+    o.Set("ropeScaling", hp.rope_scaling_type == rope_scaling::linear ? "linear" : "none");
+    o.Set("ropeStyle", hp.rope == rope_style::neox ? "neox" : "normal");
+    return o;
+}
+
+} // namespace
+
+Napi::Function js_model::define(Napi::Env env) {
+    return DefineClass(env, "NativeModel", {
+        InstanceMethod<&js_model::info>("info"),
+        InstanceMethod<&js_model::tokenize>("tokenize"),
+        InstanceMethod<&js_model::detokenize>("detokenize"),
+        InstanceMethod<&js_model::token_piece>("tokenPiece"),
+        InstanceMethod<&js_model::dispose>("dispose"),
+    });
+}
+
+js_model::js_model(const Napi::CallbackInfo & info) : Napi::ObjectWrap<js_model>(info) {}
+
+std::shared_ptr<const model> js_model::get() const {
+    TM_CHECK(model_ != nullptr, disposed, "model is disposed");
+    return model_;
+}
+
+Napi::Value js_model::load(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        std::string path = require_string(info[0], "path");
+        model_load_options options;
+        if (info.Length() > 1 && !info[1].IsUndefined()) {
+            options.vocab_only = optional_bool(require_object(info[1], "options"), "vocabOnly", false);
+        }
+        auto * worker = new load_worker(env, std::move(path), options);
+        Napi::Promise promise = worker->promise();
+        worker->Queue();
+        return promise;
+    });
+}
+
+Napi::Value js_model::info(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        const auto m = get();
+        const gguf::file & f = *m->file;
+        const tok::vocab & v = *m->vocab;
+        Napi::Object o = Napi::Object::New(env);
+        o.Set("path", f.path());
+        o.Set("ggufVersion", f.version());
+        const auto arch = f.get_string("general.architecture");
+        o.Set("architecture", arch ? Napi::String::New(env, std::string(*arch)) : env.Null());
+        const auto name = f.get_string("general.name");
+        o.Set("name", name ? Napi::String::New(env, std::string(*name)) : env.Null());
+        o.Set("contextLength", m->hp ? Napi::Number::New(env, m->hp->n_ctx_train) : env.Null());
+        o.Set("vocabSize", m->hp ? m->hp->n_vocab : uint32_t(v.n_tokens()));
+        o.Set("tokenizerModel", v.type() == tok::vocab_type::spm ? "llama" : "gpt2");
+        const auto pre = f.get_string("tokenizer.ggml.pre");
+        o.Set("tokenizerPre", pre ? Napi::String::New(env, std::string(*pre)) : env.Null());
+        o.Set("bosTokenId", nullable_id(env, v.bos()));
+        o.Set("eosTokenId", nullable_id(env, v.eos()));
+        Napi::Array eot = Napi::Array::New(env);
+        for (int32_t id : v.eog_ids()) eot.Set(eot.Length(), id);
+        o.Set("eotTokenIds", eot);
+        o.Set("addBosToken", v.add_bos());
+        o.Set("addEosToken", v.add_eos());
+        const auto tmpl = f.get_string("tokenizer.chat_template");
+        o.Set("chatTemplate", tmpl ? Napi::String::New(env, tmpl->data(), tmpl->size()) : env.Null());
+        const auto file_type = f.get_u32("general.file_type");
+        o.Set("fileType", file_type ? Napi::Number::New(env, *file_type) : env.Null());
+        o.Set("hparams", m->hp ? Napi::Value(hparams_to_js(env, *m->hp)) : env.Null());
+        Napi::Array tensors = Napi::Array::New(env, f.tensors().size());
+        for (size_t i = 0; i < f.tensors().size(); ++i) {
+            const gguf::tensor_info & t = f.tensors()[i];
+            Napi::Object to = Napi::Object::New(env);
+            to.Set("name", Napi::String::New(env, t.name.data(), t.name.size()));
+            const char * type_name = ggml_type_info(uint32_t(t.type)).name;
+            to.Set("type", type_name ? type_name : "unknown");
+            Napi::Array shape = Napi::Array::New(env, t.n_dims);
+            for (uint32_t d = 0; d < t.n_dims; ++d) shape.Set(d, Napi::Number::New(env, double(t.ne[d])));
+            to.Set("shape", shape);
+            tensors.Set(uint32_t(i), to);
+        }
+        o.Set("tensors", tensors);
+        o.Set("metadata", metadata_to_js(env, f));
+        return o;
+    });
+}
+
+Napi::Value js_model::tokenize(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        const auto m = get();
+        const std::string text = require_string(info[0], "text");
+        const bool add_special = info[1].ToBoolean().Value();
+        const bool parse_special = info[2].ToBoolean().Value();
+        const std::vector<int32_t> ids = m->vocab->tokenize(text, add_special, parse_special);
+        Napi::Int32Array out = Napi::Int32Array::New(env, ids.size());
+        std::copy(ids.begin(), ids.end(), out.Data());
+        return out;
+    });
+}
+
+Napi::Value js_model::detokenize(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        const auto m = get();
+        TM_CHECK(info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().TypedArrayType() == napi_int32_array,
+                 invalid_argument, "Expected an Int32Array for ids");
+        Napi::Int32Array ids = info[0].As<Napi::Int32Array>();
+        tok::detok_options options;
+        if (info.Length() > 1 && !info[1].IsUndefined()) {
+            Napi::Object o = require_object(info[1], "options");
+            options.skip_special_tokens = optional_bool(o, "skipSpecialTokens", true);
+            options.spaces_between_special_tokens = optional_bool(o, "spacesBetweenSpecialTokens", true);
+        }
+        const int32_t n_tokens = int32_t(m->vocab->n_tokens());
+        for (size_t i = 0; i < ids.ElementLength(); ++i) {
+            TM_CHECK(ids[i] >= 0 && ids[i] < n_tokens, invalid_argument,
+                     "token id " + std::to_string(ids[i]) + " at index " + std::to_string(i) +
+                     " is out of the vocabulary (0.." + std::to_string(n_tokens - 1) + ")");
+        }
+        const std::string text = m->vocab->detokenize(ids.Data(), ids.ElementLength(), options);
+        return Napi::String::New(env, text);
+    });
+}
+
+Napi::Value js_model::token_piece(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        const auto m = get();
+        TM_CHECK(info[0].IsNumber(), invalid_argument, "Expected a number for id");
+        const int64_t id = info[0].As<Napi::Number>().Int64Value();
+        TM_CHECK(id >= 0 && id < int64_t(m->vocab->n_tokens()), invalid_argument,
+                 "token id " + std::to_string(id) + " is out of the vocabulary");
+        return Napi::String::New(env, m->vocab->token_to_piece(int32_t(id)));
+    });
+}
+
+Napi::Value js_model::dispose(const Napi::CallbackInfo & info) {
+    model_.reset();
+    return info.Env().Undefined();
+}
+
+} // namespace tmill::addon

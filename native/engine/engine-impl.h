@@ -1,0 +1,100 @@
+// The engine's private state. The engine thread is the only one that touches anything below
+// "engine-thread state"; the inbox, outbox and stats snapshot are the only things shared with callers.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/thread-pool.h"
+#include "engine/engine.h"
+#include "engine/output-stream.h"
+#include "model/forward.h"
+#include "model/kv-storage.h"
+#include "sample/sampler.h"
+#include "sched/scheduler.h"
+
+namespace tmill {
+
+// Per-request state owned by the engine thread.
+struct active_request {
+    engine_request req;
+    std::unique_ptr<sampler> smp;
+    std::unique_ptr<output_stream> out;
+    std::vector<int32_t> output;       // (n_output) generated token ids, capacity max_tokens
+    int32_t max_tokens = 0;            // effective cap: min(request, max_model_len - n_prompt)
+    int32_t n_cached_tokens = 0;
+};
+
+struct inbox_command {
+    enum class kind { submit, abort } what = kind::submit;
+    engine_request request;            // submit
+    uint64_t id = 0;                   // abort
+};
+
+class engine_impl {
+public:
+    engine_impl(std::shared_ptr<const model> m, const engine_params & params, std::function<void()> notify);
+    ~engine_impl();
+
+    void submit(engine_request request);
+    void abort(uint64_t id);
+    std::vector<engine_record> drain();
+    engine_stats stats() const;
+    void close();
+
+    int32_t max_model_len() const { return max_model_len_; }
+    int32_t kv_blocks_total() const { return kv_.n_blocks(); }
+
+private:
+    // engine thread
+    void run();
+    bool take_commands(bool block);
+    void admit(engine_request && request);
+    void step();
+    void emit(engine_record && rec);
+    void finish(active_request & a, engine_finish reason, engine_record & rec);
+    void fail(uint64_t id, const char * code, const std::string & message);
+    void publish_stats();
+
+    std::shared_ptr<const model> model_;
+    engine_params params_;
+    int32_t max_model_len_ = 0;
+    std::function<void()> notify_;
+
+    // shared with callers
+    mutable std::mutex inbox_mutex_;
+    std::condition_variable inbox_cv_;
+    std::deque<inbox_command> inbox_;
+    bool closing_ = false;
+    mutable std::mutex outbox_mutex_;
+    std::vector<engine_record> outbox_;
+    mutable std::mutex stats_mutex_;
+    engine_stats stats_;
+    std::thread thread_;
+    bool closed_ = false;
+
+    // engine-thread state
+    kv_storage kv_;
+    thread_pool pool_;
+    llama_forward forward_;
+    sched::scheduler scheduler_;
+    sampler_workspace workspace_;
+    sched::step_plan plan_;
+    std::unordered_map<uint64_t, std::unique_ptr<active_request>> active_;
+    std::vector<inbox_command> commands_;          // drained inbox, reused
+    std::vector<int32_t> positions_;               // (max_num_batched_tokens)
+    std::vector<int32_t> seq_index_;               // (max_num_batched_tokens)
+    std::vector<seq_blocks> seqs_;                 // (max_num_seqs)
+    std::vector<int32_t> output_rows_;             // (max_num_seqs)
+    std::vector<float> logits_;                    // (max_num_seqs, n_vocab)
+    std::vector<int32_t> sampled_;                 // (plan.n_samples)
+    std::vector<engine_record> records_;           // (sequences sampled this step) before emit
+    uint64_t n_prompt_tokens_ = 0, n_generation_tokens_ = 0, n_steps_ = 0;
+};
+
+} // namespace tmill

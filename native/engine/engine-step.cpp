@@ -1,0 +1,162 @@
+// One engine step: schedule → (block copies) → one batched forward pass → sample each sequence that
+// reached its last known token → commit → detokenize / stop checks → records. Plus admission.
+#include <algorithm>
+#include <string>
+
+#include "base/error.h"
+#include "engine/engine-impl.h"
+
+namespace tmill {
+
+void engine_impl::admit(engine_request && request) {
+    const uint64_t id = request.id;
+    try {
+        TM_CHECK(active_.count(id) == 0, invalid_argument, "request id " + std::to_string(id) + " is already live");
+        const int32_t n_prompt = int32_t(request.prompt.size());
+        const int32_t n_vocab = int32_t(model_->hp->n_vocab);
+        TM_CHECK(n_prompt > 0, invalid_argument, "the prompt is empty");
+        for (int32_t i = 0; i < n_prompt; ++i) {
+            const int32_t t = request.prompt[size_t(i)];
+            TM_CHECK(t >= 0 && t < n_vocab, invalid_argument,
+                     "prompt token " + std::to_string(t) + " at index " + std::to_string(i) + " is out of vocabulary (0.." +
+                     std::to_string(n_vocab - 1) + ")");
+        }
+        TM_CHECK(request.max_tokens == -1 || request.max_tokens >= 1, invalid_argument,
+                 "max_tokens must be at least 1, got " + std::to_string(request.max_tokens));
+        const int32_t room = max_model_len_ - n_prompt;
+        TM_CHECK(room >= 1 && (request.max_tokens == -1 || request.max_tokens <= room), invalid_argument,
+                 "This model's maximum context length is " + std::to_string(max_model_len_) + " tokens. However, you requested " +
+                 std::to_string(n_prompt + std::max(request.max_tokens, 0)) + " tokens (" + std::to_string(n_prompt) +
+                 " in the messages, " + std::to_string(std::max(request.max_tokens, 0)) +
+                 " in the completion). Please reduce the length of the messages or completion.");
+
+        auto a = std::make_unique<active_request>();
+        a->max_tokens = request.max_tokens == -1 ? room : request.max_tokens;
+        request.sampling.max_tokens = a->max_tokens;
+        request.sampling.eos_token_ids = model_->vocab->eog_ids();
+        request_shape shape;
+        shape.n_vocab = n_vocab;
+        shape.n_prompt = n_prompt;
+        shape.max_output = a->max_tokens;
+        shape.max_logprobs = params_.max_logprobs;
+        shape.prompt = request.prompt.data();
+        a->smp = std::make_unique<sampler>(request.sampling, shape);
+        a->out = std::make_unique<output_stream>(*model_->vocab, request, a->max_tokens, max_model_len_);
+        a->output.reserve(size_t(a->max_tokens));
+
+        sched::request_params sp;
+        sp.id = id;
+        sp.prompt = request.prompt;
+        sp.priority = request.priority;
+        sp.cache_salt = request.cache_salt;
+        sp.n_seqs = 1;
+        sp.n_max_tokens = a->max_tokens;
+        a->req = std::move(request);
+        scheduler_.submit(std::move(sp));
+        n_prompt_tokens_ += uint64_t(n_prompt);
+        active_.emplace(id, std::move(a));
+    } catch (const error & e) {
+        fail(id, e.code_name(), e.what());
+    }
+}
+
+void engine_impl::finish(active_request & a, engine_finish reason, engine_record & rec) {
+    rec.finish = reason;
+    rec.n_prompt_tokens = int32_t(a.req.prompt.size());
+    rec.n_completion_tokens = int32_t(a.output.size());
+    const sched::request * r = scheduler_.find(a.req.id);
+    if (r && r->n_cached_tokens >= 0) a.n_cached_tokens = r->n_cached_tokens;
+    rec.n_cached_tokens = a.n_cached_tokens;
+}
+
+void engine_impl::step() {
+    scheduler_.schedule(plan_);
+    for (const sched::rejected_request & rej : plan_.rejected) {
+        fail(rej.request_id, "invalid_argument", rej.message);
+        active_.erase(rej.request_id);
+    }
+    if (plan_.entries.empty()) {
+        scheduler_.commit(plan_, nullptr, 0);
+        return;
+    }
+    for (const sched::block_copy & c : plan_.copies) kv_.copy_block(c.src, c.dst);
+
+    // Lay the plan out as one batch: every entry's span, and the rows whose logits are sampled.
+    int32_t n_rows = 0, n_out = 0;
+    for (size_t i = 0; i < plan_.entries.size(); ++i) {
+        const sched::plan_entry & e = plan_.entries[i];
+        seqs_[i] = seq_blocks{plan_.block_ids.data() + e.block_offset, e.n_blocks};
+        for (int32_t j = 0; j < e.n_tokens; ++j) {
+            positions_[size_t(n_rows)] = e.pos_start + j;
+            seq_index_[size_t(n_rows)] = int32_t(i);
+            ++n_rows;
+        }
+        if (e.need_logits && e.n_samples > 0) output_rows_[size_t(n_out++)] = n_rows - 1;
+    }
+    forward_batch batch;
+    batch.n_tokens = n_rows;
+    batch.tokens = plan_.token_ids.data();
+    batch.positions = positions_.data();
+    batch.seq_index = seq_index_.data();
+    batch.seqs = seqs_.data();
+    batch.n_seqs = int32_t(plan_.entries.size());
+    batch.output_rows = output_rows_.data();
+    batch.n_outputs = n_out;
+    forward_.run(batch, logits_.data());
+    ++n_steps_;
+
+    // Sample, in entry order, one token per sequence whose span reached its last known token.
+    const int32_t n_vocab = int32_t(model_->hp->n_vocab);
+    sampled_.clear();
+    records_.clear();
+    int32_t row = 0;
+    for (const sched::plan_entry & e : plan_.entries) {
+        if (!(e.need_logits && e.n_samples > 0)) continue;
+        active_request & a = *active_.at(e.request_id);
+        float * logits = logits_.data() + size_t(row++) * size_t(n_vocab);
+        token_history history;
+        history.prompt = a.req.prompt.data();
+        history.n_prompt = int32_t(a.req.prompt.size());
+        history.output = a.output.data();
+        history.n_output = int32_t(a.output.size());
+        const sample_result res = a.smp->sample(logits, history, workspace_);
+        sampled_.push_back(res.token);
+
+        engine_record rec;
+        rec.id = e.request_id;
+        rec.tokens.push_back(res.token);
+        if (a.smp->logprobs()) {
+            rec.n_top_logprobs = res.n_top;
+            rec.logprobs.push_back(logprob_entry{res.token, res.logprob, res.rank});
+            for (int32_t k = 0; k < res.n_top; ++k) {
+                rec.logprobs.push_back(logprob_entry{res.top[k].token, res.top[k].logprob, res.top[k].rank});
+            }
+        }
+        records_.push_back(std::move(rec));
+    }
+    scheduler_.commit(plan_, sampled_.data(), int32_t(sampled_.size()));
+
+    // Text, stops and limits, now that the scheduler holds the new tokens.
+    for (engine_record & rec : records_) {
+        active_request & a = *active_.at(rec.id);
+        const int32_t token = rec.tokens.front();
+        a.output.push_back(token);
+        ++n_generation_tokens_;
+        const stop_event stop = a.out->push(token, a.output.data(), int32_t(a.output.size()), rec.text);
+        engine_finish reason = stop.reason;
+        rec.stop_string = stop.stop_string;
+        rec.stop_token = stop.stop_token;
+        if (reason == engine_finish::none && int32_t(a.output.size()) >= a.max_tokens) {
+            reason = engine_finish::length;
+        }
+        const uint64_t id = rec.id;
+        if (reason != engine_finish::none) {
+            finish(a, reason, rec);
+            scheduler_.finish_request(id);
+        }
+        emit(std::move(rec));
+        if (reason != engine_finish::none) active_.erase(id);
+    }
+}
+
+} // namespace tmill

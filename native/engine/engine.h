@@ -1,0 +1,114 @@
+// THE engine API the addon uses (in the spirit of llama.h): parameter structs with *_default_params(),
+// create / submit / abort / drain / stats / close. One engine thread per engine owns every piece of
+// mutable engine state (scheduler, block pool, sequences, samplers); these calls only exchange messages
+// with it, so they never block the caller on model work.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "sample/sampling-params.h"
+
+namespace tmill {
+
+enum class sched_policy_kind { fcfs, priority };
+
+struct engine_params {
+    size_t kv_cache_memory = size_t(256) << 20;  // bytes for K and V of every layer
+    int32_t max_num_seqs = 64;                   // sequences per step
+    int32_t max_num_batched_tokens = 512;        // tokens per step (prefill chunks + decode tokens)
+    sched_policy_kind policy = sched_policy_kind::fcfs;
+    int32_t n_threads = 0;                       // kernel threads incl. the engine thread; 0 = hardware
+    bool enable_prefix_caching = true;
+    int32_t max_logprobs = 20;                   // most top_logprobs a request may ask for
+    int32_t max_model_len = 0;                   // 0 = the model's training context
+};
+
+engine_params engine_default_params();
+
+enum class engine_finish { none, stop, length, abort, repetition, error };
+const char * engine_finish_name(engine_finish r);
+
+// One request as the engine runs it. Converted once on the JS thread; plain data from then on.
+struct engine_request {
+    uint64_t id = 0;                       // unique among live requests (the caller allocates ids)
+    std::vector<int32_t> prompt;           // (n_prompt) token ids, non-empty
+    int32_t max_tokens = -1;               // -1 = until EOS or the context is full
+    int64_t priority = 0;
+    std::string cache_salt;
+    sampling_params sampling;
+    std::vector<std::string> stop;         // stop strings
+    bool include_stop_str_in_output = false;
+    bool ignore_eos = false;
+    bool skip_special_tokens = true;
+    bool spaces_between_special_tokens = true;
+};
+
+struct logprob_entry {
+    int32_t token = -1;
+    float logprob = 0.0f;
+    int32_t rank = 0;
+};
+
+// What the engine tells the caller about one request since the last drain. Every submitted id gets
+// exactly one record with finish != none, and nothing after it.
+struct engine_record {
+    uint64_t id = 0;
+    std::vector<int32_t> tokens;           // new output token ids
+    std::string text;                      // new text (UTF-8 complete, stop strings held back / cut)
+    // logprobs: per new token, the chosen token then n_top entries (flattened, n_top + 1 per token)
+    std::vector<logprob_entry> logprobs;
+    int32_t n_top_logprobs = 0;
+    engine_finish finish = engine_finish::none;
+    std::string stop_string;               // stop_reason when a stop string matched
+    int32_t stop_token = -1;               // stop_reason when a stop token id matched
+    std::string error_code, error_message; // finish == error
+    int32_t n_prompt_tokens = 0, n_completion_tokens = 0, n_cached_tokens = 0;  // usage, with finish
+};
+
+struct engine_stats {
+    int32_t running = 0, waiting = 0;
+    double kv_usage = 0;
+    int32_t kv_blocks_total = 0, kv_blocks_free = 0;
+    uint64_t prefix_cache_queries = 0, prefix_cache_hits = 0, preemptions = 0;
+    uint64_t prompt_tokens = 0, generation_tokens = 0;
+    uint64_t steps = 0;
+};
+
+class engine_impl;
+
+class engine {
+public:
+    // Allocates the KV pool and starts the engine thread. `notify` is called on the engine thread when
+    // the outbox goes from empty to non-empty (the caller then calls drain()). Throws tmill::error.
+    engine(std::shared_ptr<const model> m, const engine_params & params, std::function<void()> notify);
+    ~engine();   // close()s
+    engine(const engine &) = delete;
+    engine & operator=(const engine &) = delete;
+
+    // Queues a request; validation failures come back as its finish record (error). Throws disposed
+    // after close().
+    void submit(engine_request request);
+    // Aborts a request (waiting or running); idempotent, unknown ids are ignored.
+    void abort(uint64_t id);
+    // Moves out every pending record.
+    std::vector<engine_record> drain();
+    engine_stats stats() const;
+    // Stops the thread (aborting what runs: each gets its abort record) and frees the KV pool. Blocks
+    // until the thread has exited; twice is fine.
+    void close();
+
+    int32_t max_model_len() const;
+    int32_t kv_blocks_total() const;
+
+private:
+    std::unique_ptr<engine_impl> impl_;
+};
+
+} // namespace tmill

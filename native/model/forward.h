@@ -1,0 +1,81 @@
+// One batched forward pass of a llama-family model over tokens of many sequences, reading and writing a
+// paged KV cache. The caller (the engine) decides which tokens run; this file only computes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/thread-pool.h"
+#include "kernels/kernels.h"
+#include "model/kv-storage.h"
+#include "model/model.h"
+
+namespace tmill {
+
+// A sequence's physical KV blocks in logical order: position p lives in block table[p / 16], slot p % 16.
+struct seq_blocks {
+    const int32_t * table = nullptr;   // (n_blocks)
+    int32_t n_blocks = 0;
+};
+
+struct forward_batch {
+    int32_t n_tokens = 0;
+    const int32_t * tokens = nullptr;      // (n_tokens) token ids
+    const int32_t * positions = nullptr;   // (n_tokens) position of each token in its sequence
+    const int32_t * seq_index = nullptr;   // (n_tokens) index into `seqs`
+    const seq_blocks * seqs = nullptr;     // (n_seqs)
+    int32_t n_seqs = 0;
+    const int32_t * output_rows = nullptr; // (n_outputs) batch rows whose logits are wanted, ascending
+    int32_t n_outputs = 0;
+};
+
+struct forward_limits {
+    int32_t max_tokens = 512;    // most tokens in one batch
+    int32_t max_outputs = 64;    // most logits rows in one batch
+    int32_t max_context = 2048;  // longest sequence (positions < max_context)
+};
+
+// NOTE(forward): batch invariance — every per-token quantity (matmul rows, norms, attention over the
+// token's own sequence) is computed with a reduction order that depends only on that token's data, never
+// on the other rows of the batch or on the thread count, so a sequence's logits are identical alone or
+// batched.
+class llama_forward {
+public:
+    llama_forward(std::shared_ptr<const model> m, kv_storage & kv, thread_pool & pool, const forward_limits & limits);
+
+    // pre: batch within limits; every position's block exists in its sequence's table; tokens < n_vocab.
+    // Writes n_outputs rows of n_vocab logits into `logits` (n_outputs, n_vocab).
+    void run(const forward_batch & batch, float * logits);
+
+    const forward_limits & limits() const { return limits_; }
+
+private:
+    void attention(uint32_t layer, const forward_batch & batch);
+    void matmul(const weight & w, const float * x, int64_t n, float * y);   // y (n, w.n_rows) = x · wᵀ
+
+    std::shared_ptr<const model> model_;
+    const hparams & hp_;
+    const model_weights & w_;
+    kv_storage & kv_;
+    thread_pool & pool_;
+    const kernels::kernel_table & kt_;
+    forward_limits limits_;
+
+    // Scratch sized once for limits_.max_tokens rows.
+    std::vector<float> x_;        // (max_tokens, n_embd) residual stream
+    std::vector<float> h_;        // (max_tokens, n_embd) normed input of a sub-layer
+    std::vector<float> q_;        // (max_tokens, n_head * head_dim)
+    std::vector<float> k_cur_;    // (max_tokens, n_head_kv * head_dim) this batch's keys
+    std::vector<float> v_cur_;    // (max_tokens, n_head_kv * head_dim) this batch's values
+    std::vector<float> attn_;     // (max_tokens, n_head * head_dim)
+    std::vector<float> proj_;     // (max_tokens, n_embd) output of attn_output / ffn_down
+    std::vector<float> gate_;     // (max_tokens, n_ff)
+    std::vector<float> up_;       // (max_tokens, n_ff)
+    std::vector<float> scores_;   // (n_threads, max_context) attention scores per worker
+    std::vector<float> vacc_;     // (n_threads, head_dim) attention value accumulator per worker
+    std::vector<float> out_h_;    // (max_outputs, n_embd) final-normed rows that produce logits
+    std::vector<uint8_t> mm_scratch_;  // matmul's converted activation rows
+};
+
+} // namespace tmill

@@ -1,0 +1,191 @@
+// The llama-family forward pass (llama, qwen2, qwen3), written to read top to bottom like a paper:
+//   embed → for each layer: [rmsnorm → q,k,v (+bias) → (q/k norm) → rope → write K/V → paged attention
+//   → output projection → residual] [rmsnorm → silu(gate) * up → down → residual] → final norm → logits.
+// Only the rows whose logits are wanted go through the final norm and the output matrix.
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "kernels/kernels.h"
+#include "kernels/matmul.h"
+#include "quant/quant.h"
+#include "quant/fp16.h"
+
+namespace tmill {
+
+namespace {
+
+void add_bias(float * y, const weight & b, int64_t n_rows) {
+    const float * bias = reinterpret_cast<const float *>(b.data);
+    for (int64_t r = 0; r < n_rows; ++r) {
+        float * row = y + r * b.n_cols;
+        for (int64_t i = 0; i < b.n_cols; ++i) row[i] += bias[i];
+    }
+}
+
+const float * f32(const weight & w) { return reinterpret_cast<const float *>(w.data); }
+
+// Attention over the F16 cache: dot(q, k) and acc += a * v, each in one fixed order.
+float dot_f32_f16(const float * q, const uint16_t * k, int64_t n) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) sum += q[i] * quant::fp16_to_fp32(k[i]);
+    return sum;
+}
+
+void axpy_f16(float a, const uint16_t * v, float * acc, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) acc[i] += a * quant::fp16_to_fp32(v[i]);
+}
+
+} // namespace
+
+void llama_forward::matmul(const weight & w, const float * x, int64_t n, float * y) {
+    kernels::matmul(pool_, kt_, w.type, w.data, w.n_rows, w.n_cols, x, n, y, mm_scratch_.data(), mm_scratch_.size());
+}
+
+llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, thread_pool & pool, const forward_limits & limits)
+    : model_(std::move(m)), hp_(*model_->hp), w_(*model_->weights), kv_(kv), pool_(pool), kt_(kernels::kernels_get()), limits_(limits) {
+    TM_CHECK(limits_.max_tokens > 0 && limits_.max_outputs > 0 && limits_.max_context > 0, invalid_argument,
+             "forward limits must be positive");
+    const size_t t = size_t(limits_.max_tokens);
+    const size_t n_q = size_t(hp_.n_head) * hp_.head_dim, n_kv = size_t(hp_.n_head_kv) * hp_.head_dim;
+    x_.resize(t * hp_.n_embd);
+    h_.resize(t * hp_.n_embd);
+    q_.resize(t * n_q);
+    k_cur_.resize(t * n_kv);
+    v_cur_.resize(t * n_kv);
+    attn_.resize(t * n_q);
+    proj_.resize(t * hp_.n_embd);
+    gate_.resize(t * hp_.n_ff);
+    up_.resize(t * hp_.n_ff);
+    scores_.resize(size_t(pool_.n_threads()) * size_t(limits_.max_context));
+    vacc_.resize(size_t(pool_.n_threads()) * hp_.head_dim);
+    out_h_.resize(size_t(limits_.max_outputs) * hp_.n_embd);
+
+    // Matmul scratch: activation rows converted for the widest (type, n_in) this model multiplies.
+    size_t scratch = 0;
+    auto need = [&](const weight & w, int64_t rows) {
+        scratch = std::max(scratch, kernels::matmul_scratch_bytes(w.type, w.n_cols, rows));
+    };
+    for (const layer_weights & L : w_.layers) {
+        for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) need(*w, limits_.max_tokens);
+    }
+    need(w_.output, limits_.max_outputs);
+    mm_scratch_.resize(scratch);
+}
+
+void llama_forward::run(const forward_batch & batch, float * logits) {
+    TM_CHECK(batch.n_tokens > 0 && batch.n_tokens <= limits_.max_tokens && batch.n_outputs >= 0 &&
+             batch.n_outputs <= limits_.max_outputs, internal, "forward batch exceeds its limits");
+    const int64_t n = batch.n_tokens;
+    const int64_t n_embd = hp_.n_embd, hd = hp_.head_dim;
+    const int64_t n_kv = int64_t(hp_.n_head_kv) * hd;
+
+    // Embedding lookup.
+    for (int64_t t = 0; t < n; ++t) {
+        quant::dequantize_row(w_.tok_embd.type, w_.tok_embd.data + size_t(batch.tokens[t]) * w_.tok_embd.row_bytes,
+                              x_.data() + t * n_embd, n_embd);
+    }
+
+    for (uint32_t il = 0; il < hp_.n_layer; ++il) {
+        const layer_weights & L = w_.layers[il];
+
+        // Attention block.
+        for (int64_t t = 0; t < n; ++t) {
+            kt_.rmsnorm(x_.data() + t * n_embd, f32(L.attn_norm), h_.data() + t * n_embd, n_embd, hp_.rms_eps);
+        }
+        matmul(L.wq, h_.data(), n, q_.data());
+        matmul(L.wk, h_.data(), n, k_cur_.data());
+        matmul(L.wv, h_.data(), n, v_cur_.data());
+        if (L.bq.present()) add_bias(q_.data(), L.bq, n);
+        if (L.bk.present()) add_bias(k_cur_.data(), L.bk, n);
+        if (L.bv.present()) add_bias(v_cur_.data(), L.bv, n);
+        if (L.q_norm.present()) {
+            for (int64_t r = 0; r < n * hp_.n_head; ++r) kt_.rmsnorm(q_.data() + r * hd, f32(L.q_norm), q_.data() + r * hd, hd, hp_.rms_eps);
+        }
+        if (L.k_norm.present()) {
+            for (int64_t r = 0; r < n * hp_.n_head_kv; ++r) kt_.rmsnorm(k_cur_.data() + r * hd, f32(L.k_norm), k_cur_.data() + r * hd, hd, hp_.rms_eps);
+        }
+        const auto style = hp_.rope == rope_style::neox ? kernels::rope_style::neox : kernels::rope_style::normal;
+        kt_.rope(q_.data(), n, hp_.n_head, hd, hp_.n_rot, batch.positions, hp_.rope_freq_base, hp_.rope_freq_scale, style);
+        kt_.rope(k_cur_.data(), n, hp_.n_head_kv, hd, hp_.n_rot, batch.positions, hp_.rope_freq_base, hp_.rope_freq_scale, style);
+        // Write this batch's keys and values into their cache slots before attending, so a token sees
+        // the earlier tokens of its own sequence that run in the same batch.
+        for (int64_t t = 0; t < n; ++t) {
+            const seq_blocks & s = batch.seqs[batch.seq_index[t]];
+            const int32_t pos = batch.positions[t];
+            const int32_t block = s.table[pos / k_kv_block_size], slot = pos % k_kv_block_size;
+            quant::quantize_row_f16(k_cur_.data() + t * n_kv, kv_.k_row(il, block, slot), n_kv);
+            quant::quantize_row_f16(v_cur_.data() + t * n_kv, kv_.v_row(il, block, slot), n_kv);
+        }
+        attention(il, batch);
+        matmul(L.wo, attn_.data(), n, proj_.data());
+        kt_.add(x_.data(), proj_.data(), x_.data(), n * n_embd);
+
+        // Feed-forward block.
+        for (int64_t t = 0; t < n; ++t) {
+            kt_.rmsnorm(x_.data() + t * n_embd, f32(L.ffn_norm), h_.data() + t * n_embd, n_embd, hp_.rms_eps);
+        }
+        matmul(L.w_gate, h_.data(), n, gate_.data());
+        matmul(L.w_up, h_.data(), n, up_.data());
+        kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n * int64_t(hp_.n_ff));
+        matmul(L.w_down, gate_.data(), n, proj_.data());
+        kt_.add(x_.data(), proj_.data(), x_.data(), n * n_embd);
+    }
+
+    // Logits for the requested rows only.
+    for (int32_t o = 0; o < batch.n_outputs; ++o) {
+        const int64_t t = batch.output_rows[o];
+        kt_.rmsnorm(x_.data() + t * n_embd, f32(w_.output_norm), out_h_.data() + int64_t(o) * n_embd, n_embd, hp_.rms_eps);
+    }
+    if (batch.n_outputs > 0) matmul(w_.output, out_h_.data(), batch.n_outputs, logits);
+}
+
+// Paged causal attention: token t of sequence s at position p attends to positions 0..p of s.
+// Work is split into one contiguous range of (token, head) pairs per worker, each with its own scratch.
+void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
+    const int64_t hd = hp_.head_dim;
+    const int64_t n_q = int64_t(hp_.n_head) * hd, n_kv = int64_t(hp_.n_head_kv) * hd;
+    const int64_t group = hp_.n_head / hp_.n_head_kv;
+    const int64_t n_pairs = int64_t(batch.n_tokens) * hp_.n_head;
+    const int64_t n_workers = pool_.n_threads();
+    const float scale = 1.0f / std::sqrt(float(hd));
+
+    pool_.parallel_for(n_workers, [&](int64_t worker) {
+        float * scores = scores_.data() + worker * limits_.max_context;
+        float * acc = vacc_.data() + worker * hd;
+        const int64_t begin = n_pairs * worker / n_workers, end = n_pairs * (worker + 1) / n_workers;
+        for (int64_t pair = begin; pair < end; ++pair) {
+            const int64_t t = pair / hp_.n_head, h = pair % hp_.n_head;
+            const seq_blocks & s = batch.seqs[batch.seq_index[t]];
+            const int32_t n_ctx = batch.positions[t] + 1;
+            const float * q = q_.data() + t * n_q + h * hd;
+            const int64_t kv_off = (h / group) * hd;
+
+            float max_score = -INFINITY;
+            for (int32_t j = 0; j < n_ctx; ++j) {
+                const uint16_t * k = kv_.k_row(layer, s.table[j / k_kv_block_size], j % k_kv_block_size) + kv_off;
+                const float sc = dot_f32_f16(q, k, hd) * scale;
+                scores[j] = sc;
+                max_score = std::max(max_score, sc);
+            }
+            float sum = 0.0f;
+            for (int32_t j = 0; j < n_ctx; ++j) {
+                scores[j] = std::exp(scores[j] - max_score);
+                sum += scores[j];
+            }
+            std::fill(acc, acc + hd, 0.0f);
+            for (int32_t j = 0; j < n_ctx; ++j) {
+                const uint16_t * v = kv_.v_row(layer, s.table[j / k_kv_block_size], j % k_kv_block_size) + kv_off;
+                axpy_f16(scores[j], v, acc, hd);
+            }
+            float * out = attn_.data() + t * n_q + h * hd;
+            const float inv = 1.0f / sum;
+            for (int64_t i = 0; i < hd; ++i) out[i] = acc[i] * inv;
+        }
+    });
+    (void)n_kv;
+}
+
+} // namespace tmill

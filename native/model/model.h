@@ -1,0 +1,30 @@
+// A loaded model: the mapped GGUF file, its hyper-parameters and its vocabulary. Immutable after
+// model_load and shared (by shared_ptr) between the addon object and every engine that uses it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gguf/gguf.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+#include "tokenizer/vocab.h"
+
+namespace tmill {
+
+struct model_load_options {
+    bool vocab_only = false;   // metadata + tokenizer only (no weights); hyper-parameters read when present
+};
+
+struct model {
+    std::unique_ptr<gguf::file> file;
+    std::optional<tmill::hparams> hp;     // absent for vocab-only loads of files without model keys
+    std::shared_ptr<const tok::vocab> vocab;
+    std::optional<model_weights> weights;   // views into `file`; absent for vocab-only loads
+};
+
+// Opens, parses and validates a model. Throws tmill::error naming the file and what is wrong.
+std::shared_ptr<const model> model_load(const std::string & path, const model_load_options & options);
+
+} // namespace tmill

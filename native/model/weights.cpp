@@ -1,0 +1,99 @@
+#include "model/weights.h"
+
+#include <string>
+
+#include "base/error.h"
+
+namespace tmill {
+
+namespace {
+
+std::string shape_str(int64_t a, int64_t b) {
+    return b == 0 ? "[" + std::to_string(a) + "]" : "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
+}
+
+class binder {
+public:
+    binder(const gguf::file & f) : file_(f) {}
+
+    // Binds a tensor of GGUF shape [n_cols] (n_rows == 0) or [n_cols, n_rows].
+    weight bind(const std::string & name, int64_t n_cols, int64_t n_rows, bool required, bool vector_f32) const {
+        const gguf::tensor_info * t = file_.find_tensor(name);
+        if (!t) {
+            TM_CHECK(!required, gguf_invalid, file_.path() + ": missing tensor '" + name + "'");
+            return {};
+        }
+        const int64_t want_rows = n_rows == 0 ? 1 : n_rows;
+        const uint32_t want_dims = n_rows == 0 ? 1 : 2;
+        const bool shape_ok = t->ne[0] == n_cols && t->ne[1] == want_rows && t->ne[2] == 1 && t->ne[3] == 1 &&
+                              (t->n_dims == want_dims || (want_dims == 2 && t->n_dims == 1 && want_rows == 1));
+        TM_CHECK(shape_ok, gguf_invalid,
+                 file_.path() + ": tensor '" + name + "' has shape " + describe(*t) + ", expected " + shape_str(n_cols, n_rows));
+        const auto traits = ggml_type_info(uint32_t(t->type));
+        const char * type_name = traits.name ? traits.name : "unknown";
+        if (vector_f32) {
+            TM_CHECK(t->type == ggml_type::f32, gguf_unsupported,
+                     file_.path() + ": tensor '" + name + "' has type " + type_name + ", expected f32");
+        } else {
+            TM_CHECK(ggml_type_supported(t->type), gguf_unsupported,
+                     file_.path() + ": tensor '" + name + "' has type " + type_name +
+                     ", which tokenmill does not support (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)");
+        }
+        weight w;
+        w.type = t->type;
+        w.data = t->data;
+        w.n_cols = n_cols;
+        w.n_rows = want_rows;
+        w.row_bytes = size_t(n_cols / traits.block_size) * traits.type_size;
+        return w;
+    }
+
+private:
+    static std::string describe(const gguf::tensor_info & t) {
+        std::string s = "[";
+        for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? ", " : "") + std::to_string(t.ne[d]);
+        return s + "]";
+    }
+
+    const gguf::file & file_;
+};
+
+} // namespace
+
+model_weights weights_load(const gguf::file & file, const hparams & hp) {
+    const binder b(file);
+    const int64_t n_embd = hp.n_embd, n_ff = hp.n_ff, n_vocab = hp.n_vocab;
+    const int64_t n_q = int64_t(hp.n_head) * hp.head_dim, n_kv = int64_t(hp.n_head_kv) * hp.head_dim;
+    const bool qwen2 = hp.arch == model_arch::qwen2, qwen3 = hp.arch == model_arch::qwen3;
+
+    model_weights w;
+    w.tok_embd = b.bind("token_embd.weight", n_embd, n_vocab, true, false);
+    w.output_norm = b.bind("output_norm.weight", n_embd, 0, true, true);
+    w.output = b.bind("output.weight", n_embd, n_vocab, false, false);
+    if (!w.output.present()) {
+        w.output = w.tok_embd;
+        w.tied_output = true;
+    }
+    w.layers.resize(hp.n_layer);
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".";
+        layer_weights & l = w.layers[il];
+        l.attn_norm = b.bind(p + "attn_norm.weight", n_embd, 0, true, true);
+        l.wq = b.bind(p + "attn_q.weight", n_embd, n_q, true, false);
+        l.wk = b.bind(p + "attn_k.weight", n_embd, n_kv, true, false);
+        l.wv = b.bind(p + "attn_v.weight", n_embd, n_kv, true, false);
+        l.bq = b.bind(p + "attn_q.bias", n_q, 0, qwen2, true);
+        l.bk = b.bind(p + "attn_k.bias", n_kv, 0, qwen2, true);
+        l.bv = b.bind(p + "attn_v.bias", n_kv, 0, qwen2, true);
+        l.q_norm = b.bind(p + "attn_q_norm.weight", hp.head_dim, 0, qwen3, true);
+        l.k_norm = b.bind(p + "attn_k_norm.weight", hp.head_dim, 0, qwen3, true);
+        l.wo = b.bind(p + "attn_output.weight", n_q, n_embd, true, false);
+        l.ffn_norm = b.bind(p + "ffn_norm.weight", n_embd, 0, true, true);
+        l.w_gate = b.bind(p + "ffn_gate.weight", n_embd, n_ff, true, false);
+        l.w_up = b.bind(p + "ffn_up.weight", n_embd, n_ff, true, false);
+        l.w_down = b.bind(p + "ffn_down.weight", n_ff, n_embd, true, false);
+    }
+    return w;
+}
+
+} // namespace tmill
