@@ -94,7 +94,7 @@ describe('chat template: sandbox', () => {
     const t0 = Date.now();
     expect(() => renderBounded('{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', {}, { timeMs: 200, maxChars: 1e6, maxItems: 1e6 }))
       .toThrow(/time limit of 200 ms/);
-    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(Date.now() - t0).toBeLessThan(5000); // generous: the CI machine is shared
     expect(() => renderBounded('{% set ns = namespace(s="x") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}', {}, { timeMs: 5000, maxChars: 1 << 20, maxItems: 1e6 }))
       .toThrow(/size limit of 1048576 characters/);
     expect(() => renderBounded('{% for i in range(1000000000) %}{% endfor %}', {})).toThrow(/exceeds the limit/);
