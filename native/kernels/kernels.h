@@ -51,6 +51,9 @@ struct kernel_table {
     // Attention helpers: dot of two F32 vectors (n), and y (n) += a * x.
     float (*dot_f32)(const float * a, const float * b, int64_t n);
     void (*axpy_f32)(float a, const float * x, float * y, int64_t n);
+    // Attention over an F16 KV cache: dot of F32 a with F16 b (n), and y (n) += a * F16 x.
+    float (*dot_f32_f16)(const float * a, const uint16_t * b, int64_t n);
+    void (*axpy_f16)(float a, const uint16_t * x, float * y, int64_t n);
 };
 
 enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2 };

@@ -205,6 +205,18 @@ TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") 
     const kernel_table base = kernels_for(isa_level::baseline);
     CHECK(base.matmul_q8_0 == &ref::matmul_rows_q8_0);
     CHECK(base.rope == &ref::rope);
+    // Every entry of every level is filled.
+    std::vector<isa_level> all = levels();
+    for (isa_level level : all) {
+        const kernel_table t = kernels_for(level);
+        const void * entries[] = {(const void *)t.matmul_f32, (const void *)t.matmul_f16, (const void *)t.matmul_bf16,
+                                  (const void *)t.matmul_q8_0, (const void *)t.matmul_q4_0, (const void *)t.matmul_q4_k,
+                                  (const void *)t.matmul_q5_k, (const void *)t.matmul_q6_k, (const void *)t.rmsnorm,
+                                  (const void *)t.softmax, (const void *)t.silu_mul, (const void *)t.add, (const void *)t.rope,
+                                  (const void *)t.dot_f32, (const void *)t.axpy_f32, (const void *)t.dot_f32_f16,
+                                  (const void *)t.axpy_f16};
+        for (const void * e : entries) CHECK(e != nullptr);
+    }
     if (cpu_features_get().avx512) {
         const kernel_table t = kernels_for(isa_level::avx512);
         CHECK(t.matmul_q8_0 == &avx512::matmul_rows_q8_0);

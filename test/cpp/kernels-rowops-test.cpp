@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/thread-pool.h"
 #include "kernels/kernels.h"
+#include "quant/fp16.h"
 
 #include <atomic>
 #include <cmath>
@@ -60,6 +61,20 @@ TM_TEST("kernels: rmsnorm, add, dot and axpy match their formulas") {
             y = b;
             k.axpy_f32(0.75f, x.data(), y.data(), n);
             for (int64_t i = 0; i < n; ++i) CHECK_NEAR(y[i], b[i] + 0.75 * x[i], 1e-6);
+
+            // F16 operands (the KV cache): the same formulas on the F16 values.
+            std::vector<uint16_t> h(static_cast<size_t>(n));
+            quant::quantize_row_f16(b.data(), h.data(), n);
+            double hdot = 0.0, hmag = 0.0;
+            for (int64_t i = 0; i < n; ++i) {
+                const double bv = quant::fp16_to_fp32(h[size_t(i)]);
+                hdot += double(x[i]) * bv;
+                hmag += std::fabs(double(x[i]) * bv);
+            }
+            CHECK_NEAR(k.dot_f32_f16(x.data(), h.data(), n), hdot, 1e-6 * hmag + 1e-7);
+            y = x;
+            k.axpy_f16(-1.5f, h.data(), y.data(), n);
+            for (int64_t i = 0; i < n; ++i) CHECK_NEAR(y[i], x[i] - 1.5 * quant::fp16_to_fp32(h[size_t(i)]), 1e-5);
         }
     }
 }

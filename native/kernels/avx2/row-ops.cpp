@@ -3,12 +3,15 @@
 // stays a normal float; below -87.3 it returns e^-87.3 (~1e-38) rather than a denormal or zero.
 #include "kernels/avx2/avx2.h"
 
-#include <cmath>
 #include <immintrin.h>
 
 namespace tmill::kernels::avx2 {
 
 namespace {
+
+// No <cmath> here: its inline functions would be emitted (weak, in unoptimised builds) with this
+// file's ISA flags and could be picked by the linker for baseline callers.
+float sqrt1(float v) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(v))); }
 
 float hsum8(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -54,7 +57,7 @@ void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) 
     }
     float sum = hsum8(acc);
     for (; i < n; ++i) sum += x[i] * x[i];
-    const float scale = 1.0f / std::sqrt(sum / float(n) + eps);
+    const float scale = 1.0f / sqrt1(sum / float(n) + eps);
     const __m256 vs = _mm256_set1_ps(scale);
     for (i = 0; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
@@ -62,7 +65,7 @@ void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) 
 }
 
 void softmax(float * x, int64_t n) {
-    __m256 vmax = _mm256_set1_ps(-INFINITY);
+    __m256 vmax = _mm256_set1_ps(-__builtin_inff());
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
     float max = hmax8(vmax);
@@ -117,6 +120,28 @@ void axpy_f32(float a, const float * x, float * y, int64_t n) {
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
     for (; i < n; ++i) y[i] += a * x[i];
+}
+
+float dot_f32_f16(const float * a, const uint16_t * b, int64_t n) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b + i)));
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), vb, acc);
+    }
+    float sum = hsum8(acc);
+    for (; i < n; ++i) sum += a[i] * _cvtsh_ss(b[i]);
+    return sum;
+}
+
+void axpy_f16(float a, const uint16_t * x, float * y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 vx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x + i)));
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, vx, _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; ++i) y[i] += a * _cvtsh_ss(x[i]);
 }
 
 } // namespace tmill::kernels::avx2

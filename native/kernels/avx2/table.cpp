@@ -18,6 +18,8 @@ void fill(kernel_table & t) {
     t.add = add;
     t.dot_f32 = dot_f32;
     t.axpy_f32 = axpy_f32;
+    t.dot_f32_f16 = dot_f32_f16;
+    t.axpy_f16 = axpy_f16;
 }
 
 } // namespace tmill::kernels::avx2

@@ -24,5 +24,7 @@ void silu_mul(const float * a, const float * b, float * y, int64_t n);
 void add(const float * a, const float * b, float * y, int64_t n);
 float dot_f32(const float * a, const float * b, int64_t n);
 void axpy_f32(float a, const float * x, float * y, int64_t n);
+float dot_f32_f16(const float * a, const uint16_t * b, int64_t n);
+void axpy_f16(float a, const uint16_t * x, float * y, int64_t n);
 
 } // namespace tmill::kernels::avx512

@@ -3,7 +3,6 @@
 // -inf attention scores become exact zeros) and inf on overflow.
 #include "kernels/avx512/avx512.h"
 
-#include <cmath>
 #include <immintrin.h>
 
 // GCC 12's avx512fintrin.h builds _mm512_reduce_*/_mm512_insert* on self-initialised "undefined"
@@ -14,6 +13,10 @@
 namespace tmill::kernels::avx512 {
 
 namespace {
+
+// No <cmath> here: its inline functions would be emitted (weak, in unoptimised builds) with this
+// file's ISA flags and could be picked by the linker for baseline callers.
+float sqrt1(float v) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(v))); }
 
 __mmask16 tail_mask(int64_t left) { return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1); }
 
@@ -41,7 +44,7 @@ void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) 
         const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
         acc = _mm512_fmadd_ps(v, v, acc);
     }
-    const float scale = 1.0f / std::sqrt(_mm512_reduce_add_ps(acc) / float(n) + eps);
+    const float scale = 1.0f / sqrt1(_mm512_reduce_add_ps(acc) / float(n) + eps);
     const __m512 vs = _mm512_set1_ps(scale);
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 m = tail_mask(n - i);
@@ -51,7 +54,7 @@ void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) 
 }
 
 void softmax(float * x, int64_t n) {
-    __m512 vmax = _mm512_set1_ps(-INFINITY);
+    __m512 vmax = _mm512_set1_ps(-__builtin_inff());
     for (int64_t i = 0; i < n; i += 16) vmax = _mm512_mask_max_ps(vmax, tail_mask(n - i), vmax, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
     const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
     __m512 acc = _mm512_setzero_ps();
@@ -99,6 +102,25 @@ void axpy_f32(float a, const float * x, float * y, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 m = tail_mask(n - i);
         _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+float dot_f32_f16(const float * a, const uint16_t * b, int64_t n) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 vb = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, b + i));
+        acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), vb, acc);
+    }
+    return _mm512_reduce_add_ps(acc);
+}
+
+void axpy_f16(float a, const uint16_t * x, float * y, int64_t n) {
+    const __m512 va = _mm512_set1_ps(a);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 vx = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + i));
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, vx, _mm512_maskz_loadu_ps(m, y + i)));
     }
 }
 

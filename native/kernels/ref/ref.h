@@ -31,5 +31,7 @@ void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n
           float freq_base, float freq_scale, rope_style style);
 float dot_f32(const float * a, const float * b, int64_t n);
 void axpy_f32(float a, const float * x, float * y, int64_t n);
+float dot_f32_f16(const float * a, const uint16_t * b, int64_t n);
+void axpy_f16(float a, const uint16_t * x, float * y, int64_t n);
 
 } // namespace tmill::kernels::ref

@@ -1,6 +1,7 @@
 // Reference row operations of the forward pass. Reductions accumulate in double, in index order.
 #include "base/error.h"
 #include "kernels/ref/ref.h"
+#include "quant/fp16.h"
 
 #include <cmath>
 
@@ -72,6 +73,16 @@ float dot_f32(const float * a, const float * b, int64_t n) {
 
 void axpy_f32(float a, const float * x, float * y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+float dot_f32_f16(const float * a, const uint16_t * b, int64_t n) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(a[i]) * double(quant::fp16_to_fp32(b[i]));
+    return float(sum);
+}
+
+void axpy_f16(float a, const uint16_t * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * quant::fp16_to_fp32(x[i]);
 }
 
 } // namespace tmill::kernels::ref
