@@ -24,9 +24,9 @@ void quantize_row_q8_0(const float * src, void * dst, int64_t n) {
         float amax = 0.0f;
         for (int j = 0; j < qk8_0; ++j) amax = std::fmax(amax, std::fabs(x[j]));
         const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
         b[i].d = fp32_to_fp16(d);
-        for (int j = 0; j < qk8_0; ++j) b[i].qs[j] = int8_t(std::roundf(x[j] * id));
+        for (int j = 0; j < qk8_0; ++j) b[i].qs[j] = int8_t(std::nearbyint(x[j] * id));
     }
 }
 

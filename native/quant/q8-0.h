@@ -16,7 +16,9 @@ static_assert(sizeof(block_q8_0) == 34, "block_q8_0 must match ggml's 34-byte la
 
 // n must be a multiple of 32 (checked).
 void dequantize_row_q8_0(const void * src, float * dst, int64_t n);
-// Reference quantizer, as ggml's reference: d = amax/127, q = roundf(x/d). Used for activations too.
+// Quantizer, also for activations: d = amax/127 (stored as F16), q = x * (127/amax) rounded to nearest
+// even — ggml's x86 SIMD formula, the one llama.cpp runs on AVX CPUs (its scalar reference uses
+// x * (1/d) and roundf, which differs by one step in rare near-tie cases).
 void quantize_row_q8_0(const float * src, void * dst, int64_t n);
 
 } // namespace tmill::quant

@@ -186,6 +186,16 @@ TM_TEST("quant: q8_0 and q4_0 quantizers stay within half a step") {
         const float bound = std::fabs(x[i]) > 7.0f * d ? d : 0.5f * d;
         CHECK(std::fabs(y[i] - x[i]) <= bound + 1e-3f * std::fabs(x[i]));
     }
+    // amax = 127 makes the multiplier exactly 1: ties round to even, as llama.cpp's x86 path.
+    std::vector<float> ties(32, 0.0f);
+    ties[0] = 127.0f; ties[1] = 2.5f; ties[2] = 3.5f; ties[3] = -2.5f; ties[4] = 126.5f;
+    quantize_row_q8_0(ties.data(), q8.data(), 32);
+    CHECK_EQ(int(q8[0].qs[0]), 127);
+    CHECK_EQ(int(q8[0].qs[1]), 2);
+    CHECK_EQ(int(q8[0].qs[2]), 4);
+    CHECK_EQ(int(q8[0].qs[3]), -2);
+    CHECK_EQ(int(q8[0].qs[4]), 126);
+    CHECK_EQ(q8[0].d, fp32_to_fp16(1.0f));
     // An all-zero block quantizes to zeros with scale 0.
     std::vector<float> zeros(32, 0.0f), back(32, 1.0f);
     quantize_row_q8_0(zeros.data(), q8.data(), 32);
