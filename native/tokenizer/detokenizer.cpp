@@ -1,9 +1,12 @@
 // NOTE(detokenizer): the whole-sequence detokenize() is defined as running this incremental
 // detokenizer over the ids and flushing, so the concatenated deltas equal it by construction. The text
-// of a sequence is the concatenation of token pieces, with vLLM's rules on top: skip_special_tokens
-// drops CONTROL/UNKNOWN tokens; spaces_between_special_tokens puts one ' ' between an added token and
-// the unit before or after it (vLLM joins its sub-texts with ' '); for an SPM vocab with
-// add_space_prefix the single leading space of the output is removed (HF's Strip decoder).
+// of a sequence is the concatenation of token pieces, as vLLM's fast detokenizer (HF tokenizers'
+// DecodeStream) produces it: skip_special_tokens drops CONTROL/UNKNOWN tokens; for an SPM vocab with
+// add_space_prefix the single leading space of the output is removed (HF's Strip decoder, applied
+// after Fuse). spaces_between_special_tokens inserts nothing either way: vLLM only uses it to suppress
+// spaces a decoder put between consecutive added tokens, and our byte-level/SPM decoders put none.
+// (vLLM's slow-tokenizer path would join added tokens with ' '; models served with a fast tokenizer,
+// which is nearly all, never see that.)
 #include "tokenizer/detokenizer.h"
 
 #include "base/error.h"
@@ -113,19 +116,15 @@ incremental_detokenizer::incremental_detokenizer(const vocab & v, detok_options 
 void incremental_detokenizer::reset() {
     pending_.clear();
     delta_.clear();
-    started_ = prev_added_ = any_unit_ = false;
+    started_ = false;
 }
 
 std::string_view incremental_detokenizer::push(int32_t id) {
     TM_CHECK(v_->valid(id), invalid_argument, "token id " + std::to_string(id) + " is out of range");
     delta_.clear();
     if (opt_.skip_special_tokens && v_->is_special(id)) return delta_;
-    const bool added = v_->is_added(id);
     piece_.clear();
-    if (opt_.spaces_between_special_tokens && any_unit_ && (added || prev_added_)) piece_.push_back(' ');
     v_->append_piece(id, piece_);
-    any_unit_ = true;
-    prev_added_ = added;
     size_t skip = 0;
     if (!started_ && !piece_.empty()) {
         started_ = true;

@@ -32,9 +32,7 @@ private:
     std::string pending_;  // bytes not yet emitted: an incomplete UTF-8 tail (< 4 bytes between calls)
     std::string delta_;    // the text returned by the last call
     std::string piece_;    // scratch for one token's bytes
-    bool started_ = false;     // something has been emitted (SPM leading-space rule)
-    bool prev_added_ = false;  // the previous emitted unit was an added (special/user-defined) token
-    bool any_unit_ = false;    // some unit has been emitted
+    bool started_ = false;  // something has been emitted (SPM leading-space rule)
 };
 
 } // namespace tmill::tok

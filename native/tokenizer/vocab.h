@@ -26,7 +26,8 @@ enum class token_type : int32_t {
 
 struct detok_options {
     bool skip_special_tokens = true;            // drop CONTROL/UNKNOWN tokens (vLLM default)
-    bool spaces_between_special_tokens = true;  // join added-token segments with ' ' (vLLM default)
+    // Accepted for vLLM parity; inserts nothing, as vLLM's fast detokenizer (see detokenizer.cpp).
+    bool spaces_between_special_tokens = true;
 };
 
 // Raw metadata for building a vocab without a GGUF file (tests, synthetic vocabs).
