@@ -81,6 +81,20 @@ export class Model {
     }
   }
 
+  /**
+   * Raw logits of every position of `tokens` (row i predicts the token after tokens[0..i]), computed
+   * outside any engine: the diagnostic path for numerical comparisons with other implementations.
+   * Returns a (tokens.length × vocabSize) Float32Array.
+   */
+  async evaluate(tokens: readonly number[] | Int32Array, options: { threads?: number } = {}): Promise<Float32Array> {
+    const callSite = new Error();
+    try {
+      return await this.handle.evaluate(tokens instanceof Int32Array ? tokens : Int32Array.from(tokens), options.threads ?? 0);
+    } catch (error) {
+      throw fromNative(error, callSite);
+    }
+  }
+
   dispose(): void {
     this.#native?.dispose();
     this.#native = null;

@@ -7,6 +7,7 @@
 #include "addon/js-errors.h"
 #include "addon/js-metadata.h"
 #include "base/error.h"
+#include "model/evaluate.h"
 
 namespace tmill::addon {
 
@@ -51,6 +52,40 @@ private:
     bool ok_ = false;
 };
 
+// Runs evaluate() on a libuv worker thread; resolves with a Float32Array (n_tokens × n_vocab).
+class evaluate_worker : public Napi::AsyncWorker {
+public:
+    evaluate_worker(Napi::Env env, std::shared_ptr<const model> m, std::vector<int32_t> tokens, int32_t n_threads)
+        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), model_(std::move(m)),
+          tokens_(std::move(tokens)), n_threads_(n_threads) {}
+
+    Napi::Promise promise() { return deferred_.Promise(); }
+
+    void Execute() override {
+        ok_ = capture_error([&] { logits_ = evaluate(model_, tokens_, n_threads_); }, failure_);
+    }
+
+    void OnOK() override {
+        Napi::Env env = Env();
+        if (!ok_) {
+            deferred_.Reject(make_error(env, failure_.code, failure_.message).Value());
+            return;
+        }
+        Napi::Float32Array out = Napi::Float32Array::New(env, logits_.size());
+        std::copy(logits_.begin(), logits_.end(), out.Data());
+        deferred_.Resolve(out);
+    }
+
+private:
+    Napi::Promise::Deferred deferred_;
+    std::shared_ptr<const model> model_;
+    std::vector<int32_t> tokens_;
+    int32_t n_threads_;
+    std::vector<float> logits_;
+    captured_error failure_;
+    bool ok_ = false;
+};
+
 Napi::Value nullable_id(Napi::Env env, int32_t id) {
     return id < 0 ? env.Null() : Napi::Number::New(env, id);
 }
@@ -81,6 +116,7 @@ Napi::Function js_model::define(Napi::Env env) {
         InstanceMethod<&js_model::tokenize>("tokenize"),
         InstanceMethod<&js_model::detokenize>("detokenize"),
         InstanceMethod<&js_model::token_piece>("tokenPiece"),
+        InstanceMethod<&js_model::evaluate_logits>("evaluate"),
         InstanceMethod<&js_model::dispose>("dispose"),
     });
 }
@@ -202,6 +238,22 @@ Napi::Value js_model::token_piece(const Napi::CallbackInfo & info) {
         TM_CHECK(id >= 0 && id < int64_t(m->vocab->n_tokens()), invalid_argument,
                  "token id " + std::to_string(id) + " is out of the vocabulary");
         return Napi::String::New(env, m->vocab->token_to_piece(int32_t(id)));
+    });
+}
+
+Napi::Value js_model::evaluate_logits(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        const auto m = get();
+        TM_CHECK(info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().TypedArrayType() == napi_int32_array,
+                 invalid_argument, "Expected an Int32Array for tokens");
+        Napi::Int32Array ids = info[0].As<Napi::Int32Array>();
+        std::vector<int32_t> tokens(ids.Data(), ids.Data() + ids.ElementLength());
+        const int32_t n_threads = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
+        auto * worker = new evaluate_worker(env, m, std::move(tokens), n_threads);
+        Napi::Promise promise = worker->promise();
+        worker->Queue();
+        return promise;
     });
 }
 

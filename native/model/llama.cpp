@@ -27,16 +27,13 @@ void add_bias(float * y, const weight & b, int64_t n_rows) {
 
 const float * f32(const weight & w) { return reinterpret_cast<const float *>(w.data); }
 
-// Attention over the F16 cache: dot(q, k) and acc += a * v, each in one fixed order.
+// Attention over the F16 cache: dot(q, k) in one fixed order.
 float dot_f32_f16(const float * q, const uint16_t * k, int64_t n) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; ++i) sum += q[i] * quant::fp16_to_fp32(k[i]);
     return sum;
 }
 
-void axpy_f16(float a, const uint16_t * v, float * acc, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) acc[i] += a * quant::fp16_to_fp32(v[i]);
-}
 
 } // namespace
 
@@ -59,8 +56,7 @@ llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, th
     proj_.resize(t * hp_.n_embd);
     gate_.resize(t * hp_.n_ff);
     up_.resize(t * hp_.n_ff);
-    scores_.resize(size_t(pool_.n_threads()) * size_t(limits_.max_context));
-    vacc_.resize(size_t(pool_.n_threads()) * hp_.head_dim);
+    vacc_.resize(size_t(pool_.n_threads()) * 2 * hp_.head_dim);
     out_h_.resize(size_t(limits_.max_outputs) * hp_.n_embd);
 
     // Matmul scratch: activation rows converted for the widest (type, n_in) this model multiplies.
@@ -146,15 +142,18 @@ void llama_forward::run(const forward_batch & batch, float * logits) {
 // Work is split into one contiguous range of (token, head) pairs per worker, each with its own scratch.
 void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
     const int64_t hd = hp_.head_dim;
-    const int64_t n_q = int64_t(hp_.n_head) * hd, n_kv = int64_t(hp_.n_head_kv) * hd;
+    const int64_t n_q = int64_t(hp_.n_head) * hd;
     const int64_t group = hp_.n_head / hp_.n_head_kv;
     const int64_t n_pairs = int64_t(batch.n_tokens) * hp_.n_head;
     const int64_t n_workers = pool_.n_threads();
     const float scale = 1.0f / std::sqrt(float(hd));
 
+    // NOTE(attention): llama.cpp's numerics, so logits match it to ~1e-4 rather than ~1e-2: the query is
+    // rounded to F16 before its dot products with the F16 keys, the softmax is computed in F32 with a
+    // double sum, and the normalised probabilities are rounded to F16 before weighting the F16 values.
     pool_.parallel_for(n_workers, [&](int64_t worker) {
-        float * scores = scores_.data() + worker * limits_.max_context;
-        float * acc = vacc_.data() + worker * hd;
+        float * acc = vacc_.data() + worker * 2 * hd;
+        float * q16 = acc + hd;
         const int64_t begin = n_pairs * worker / n_workers, end = n_pairs * (worker + 1) / n_workers;
         for (int64_t pair = begin; pair < end; ++pair) {
             const int64_t t = pair / hp_.n_head, h = pair % hp_.n_head;
@@ -162,30 +161,32 @@ void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
             const int32_t n_ctx = batch.positions[t] + 1;
             const float * q = q_.data() + t * n_q + h * hd;
             const int64_t kv_off = (h / group) * hd;
+            for (int64_t i = 0; i < hd; ++i) q16[i] = quant::fp16_to_fp32(quant::fp32_to_fp16(q[i]));
 
-            float max_score = -INFINITY;
-            for (int32_t j = 0; j < n_ctx; ++j) {
-                const uint16_t * k = kv_.k_row(layer, s.table[j / k_kv_block_size], j % k_kv_block_size) + kv_off;
-                const float sc = dot_f32_f16(q, k, hd) * scale;
-                scores[j] = sc;
-                max_score = std::max(max_score, sc);
-            }
-            float sum = 0.0f;
-            for (int32_t j = 0; j < n_ctx; ++j) {
-                scores[j] = std::exp(scores[j] - max_score);
-                sum += scores[j];
-            }
+            // Online softmax over the keys with an F16 value accumulator (llama.cpp's CPU flash attention).
+            float m = -INFINITY, sum = 0.0f;
             std::fill(acc, acc + hd, 0.0f);
             for (int32_t j = 0; j < n_ctx; ++j) {
+                const uint16_t * k = kv_.k_row(layer, s.table[j / k_kv_block_size], j % k_kv_block_size) + kv_off;
                 const uint16_t * v = kv_.v_row(layer, s.table[j / k_kv_block_size], j % k_kv_block_size) + kv_off;
-                axpy_f16(scores[j], v, acc, hd);
+                const float sc = dot_f32_f16(q16, k, hd) * scale;
+                float ms = 1.0f, vs;
+                if (sc > m) {
+                    const float m_old = m;
+                    m = sc;
+                    ms = j == 0 ? 0.0f : std::exp(m_old - m);
+                    for (int64_t i = 0; i < hd; ++i) acc[i] = quant::fp16_to_fp32(quant::fp32_to_fp16(acc[i] * ms));
+                    vs = 1.0f;
+                } else {
+                    vs = std::exp(sc - m);
+                }
+                for (int64_t i = 0; i < hd; ++i) acc[i] = quant::fp16_to_fp32(quant::fp32_to_fp16(acc[i] + quant::fp16_to_fp32(v[i]) * vs));
+                sum = sum * ms + vs;
             }
-            float * out = attn_.data() + t * n_q + h * hd;
-            const float inv = 1.0f / sum;
-            for (int64_t i = 0; i < hd; ++i) out[i] = acc[i] * inv;
+            for (int64_t i = 0; i < hd; ++i) acc[i] /= sum;
+            std::copy(acc, acc + hd, attn_.data() + t * n_q + h * hd);
         }
     });
-    (void)n_kv;
 }
 
 } // namespace tmill
