@@ -81,8 +81,8 @@ struct spm_less {
     }
 };
 
-void tokenize_spm(const vocab & v, const std::string & s, std::vector<int32_t> & out) {
-    std::vector<spm_symbol> sym;
+void tokenize_spm_chunk(const vocab & v, std::string_view s, std::vector<spm_symbol> & sym, std::vector<int32_t> & out) {
+    sym.clear();
     sym.reserve(s.size());
     for (size_t off = 0; off < s.size();) {
         const size_t n = std::min(utf8_len(uint8_t(s[off])), s.size() - off);
@@ -124,6 +124,23 @@ void tokenize_spm(const vocab & v, const std::string & s, std::vector<int32_t> &
             out.push_back(b);
         }
     }
+}
+
+// When no token has "▁" after another character (vocab::spm_space_bounded), no merge can cross the
+// start of a "▁" run, so the text is cut there and each piece merged on its own: the same result with
+// small queues instead of one queue over the whole text.
+void tokenize_spm(const vocab & v, const std::string & s, std::vector<int32_t> & out) {
+    std::vector<spm_symbol> sym;
+    if (!v.spm_space_bounded()) { tokenize_spm_chunk(v, s, sym, out); return; }
+    static const char k_space[] = "\xE2\x96\x81";
+    size_t begin = 0;
+    for (size_t i = 3; i + 3 <= s.size(); ++i) {
+        if (s.compare(i, 3, k_space) == 0 && s.compare(i - 3, 3, k_space) != 0) {
+            tokenize_spm_chunk(v, std::string_view(s).substr(begin, i - begin), sym, out);
+            begin = i;
+        }
+    }
+    tokenize_spm_chunk(v, std::string_view(s).substr(begin), sym, out);
 }
 
 // ---- BPE ----

@@ -148,6 +148,16 @@ void vocab::build(const vocab_spec & spec, const std::vector<std::string_view> &
     TM_CHECK(!add_bos_ || bos_ >= 0, tokenizer, "add_bos_token is set but there is no BOS token");
     TM_CHECK(!add_eos_ || eos_ >= 0, tokenizer, "add_eos_token is set but there is no EOS token");
 
+    if (type_ == vocab_type::spm) {
+        spm_space_bounded_ = true;
+        for (size_t i = 0; i < n && spm_space_bounded_; ++i) {
+            const std::string_view t = token_text_unchecked(int32_t(i));
+            for (size_t p = t.find("\xE2\x96\x81", 1); p != std::string_view::npos; p = t.find("\xE2\x96\x81", p + 1)) {
+                if (p < 3 || t.compare(p - 3, 3, "\xE2\x96\x81") != 0) { spm_space_bounded_ = false; break; }
+            }
+        }
+    }
+
     // SPM byte fallback tokens.
     static const char * hex = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) {

@@ -78,6 +78,8 @@ public:
     bool add_eos() const { return add_eos_; }
     bool add_space_prefix() const { return add_space_prefix_; }
     bool ignore_merges() const { return ignore_merges_; }
+    // SPM: no token has "▁" right after another character, so merges never cross a word start.
+    bool spm_space_bounded() const { return spm_space_bounded_; }
 
     std::string_view token_text(int32_t id) const;  // the raw vocab text ("▁there", "Ġthere")
     token_type get_type(int32_t id) const;
@@ -118,6 +120,7 @@ private:
     std::vector<int32_t> eog_;
     int32_t bos_ = -1, eos_ = -1, eot_ = -1, eom_ = -1, unk_ = -1, pad_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, ignore_merges_ = false;
+    bool spm_space_bounded_ = false;
 };
 
 } // namespace tmill::tok
