@@ -27,7 +27,7 @@ void partition(const vocab & v, std::string_view text, bool parse_special, std::
     frags.clear();
     if (text.empty()) return;
     frags.push_back({-1, 0, text.size()});
-    std::vector<fragment> next;
+    std::vector<fragment> next;  // (n_fragments) the partition after the current token
     for (const int32_t id : v.added_tokens_longest_first()) {
         if (!parse_special && v.is_special(id)) continue;
         const std::string_view tok = v.token_text(id);
@@ -90,7 +90,7 @@ void tokenize_spm_chunk(const vocab & v, std::string_view s, std::vector<spm_sym
         sym.push_back({idx - 1, off + n == s.size() ? -1 : idx + 1, off, n});
         off += n;
     }
-    std::priority_queue<spm_bigram, std::vector<spm_bigram>, spm_less> queue;
+    std::priority_queue<spm_bigram, std::vector<spm_bigram>, spm_less> queue;  // best score on top
     auto try_add = [&](int l, int r) {
         if (l < 0 || r < 0) return;
         const std::string_view t(s.data() + sym[size_t(l)].off, sym[size_t(l)].n + sym[size_t(r)].n);
@@ -130,7 +130,7 @@ void tokenize_spm_chunk(const vocab & v, std::string_view s, std::vector<spm_sym
 // start of a "▁" run, so the text is cut there and each piece merged on its own: the same result with
 // small queues instead of one queue over the whole text.
 void tokenize_spm(const vocab & v, const std::string & s, std::vector<int32_t> & out) {
-    std::vector<spm_symbol> sym;
+    std::vector<spm_symbol> sym;  // (n_chars of a chunk) reused across chunks
     if (!v.spm_space_bounded()) { tokenize_spm_chunk(v, s, sym, out); return; }
     static const char k_space[] = "\xE2\x96\x81";
     size_t begin = 0;
@@ -165,12 +165,12 @@ struct bpe_greater {
 
 struct bpe_session {
     const vocab & v;
-    std::vector<uint32_t> cpts;
-    std::vector<size_t> lens;
+    std::vector<uint32_t> cpts;  // (n_cpts) the fragment as code points
+    std::vector<size_t> lens;    // (n_words) code points per word
     std::string word;  // the byte-level encoded word
     std::string utf8;
-    std::vector<bpe_symbol> sym;
-    std::vector<bpe_bigram> heap;
+    std::vector<bpe_symbol> sym;   // (n_chars of the word) linked list of merged symbols
+    std::vector<bpe_bigram> heap;  // min-heap on (rank, left)
 
     void add_bigram(int l, int r) {
         if (l < 0 || r < 0) return;
@@ -247,7 +247,7 @@ std::vector<int32_t> vocab::tokenize(std::string_view text, bool add_special, bo
 
 void vocab::tokenize(std::string_view text, bool add_special, bool parse_special, std::vector<int32_t> & out) const {
     out.clear();
-    std::vector<fragment> frags;
+    std::vector<fragment> frags;  // (n_fragments) raw text and added tokens, in order
     partition(*this, text, parse_special, frags);
     if (add_special && add_bos_) out.push_back(bos_);
     if (type_ == vocab_type::spm) {
