@@ -48,6 +48,12 @@ struct sampler_workspace {
     std::vector<float> values;    // (n_vocab) scratch values (selection, sorting)
     std::vector<int32_t> index;   // (n_vocab) scratch token ids (partial sorts)
     std::vector<float> lp_row;    // (n_vocab) the distribution logprobs are reported from
+    // Truncation bookkeeping: when n_candidates ≥ 0, candidates[0, n_candidates) lists (a superset
+    // of) the row's finite entries, so later truncations and the draw skip the rest of the row.
+    // The sampler resets it to -1 (unknown) before the truncate stage; truncate-stage processors
+    // only ever lower logits to -inf, which keeps the list valid.
+    std::vector<int32_t> candidates;  // (n_vocab)
+    int32_t n_candidates = -1;
 };
 
 class logits_processor {

@@ -1,6 +1,7 @@
 #include "sample/logprobs.h"
 
 #include "base/error.h"
+#include "sample/vec-math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,19 +11,13 @@
 namespace tmill {
 
 double log_sum_exp(const float * row, int32_t n) {
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int32_t i = 0; i < n; ++i) mx = row[i] > mx ? row[i] : mx;
+    const float mx = row_max(row, n);
     if (mx == -std::numeric_limits<float>::infinity()) return -std::numeric_limits<double>::infinity();
-    double z = 0.0;
-    for (int32_t i = 0; i < n; ++i) z += std::exp((double)row[i] - mx);
-    return (double)mx + std::log(z);
+    return (double)mx + std::log(sum_exp(row, n, mx, nullptr));
 }
 
 int32_t logprob_rank(const float * row, int32_t n, int32_t token) {
-    const float v = row[token];
-    int32_t rank = 0;
-    for (int32_t i = 0; i < n; ++i) rank += row[i] >= v;
-    return rank;
+    return count_at_least(row, n, row[token]);
 }
 
 // NOTE(logprobs): small N (the common ≤ 20) keeps a sorted insertion buffer, so most tokens cost one

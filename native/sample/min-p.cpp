@@ -1,9 +1,11 @@
 // min_p: drops tokens whose probability is below min_p × the top probability. In logit space that is
-// `logit < max_logit + log(min_p)`, which needs no softmax.
+// `logit < max_logit + log(min_p)`, which needs no softmax. The survivors are listed for the
+// truncations and the draw that follow.
 #include "sample/processors.h"
 
 #include "base/error.h"
 #include "sample/py-format.h"
+#include "sample/vec-math.h"
 
 #include <cmath>
 #include <limits>
@@ -19,14 +21,24 @@ public:
     processor_stage stage() const override { return processor_stage::truncate; }
     bool argmax_invariant() const override { return true; }
     void apply(float * row, const token_history &, sampler_workspace & ws) override {
-        const int32_t n = ws.n_vocab;
+        const bool sparse = ws.n_candidates >= 0;
+        const int32_t n = sparse ? ws.n_candidates : ws.n_vocab;
+        int32_t * cand = ws.candidates.data();  // (n) ids when sparse; compacted in place
         float mx = -std::numeric_limits<float>::infinity();
-        for (int32_t i = 0; i < n; ++i) mx = row[i] > mx ? row[i] : mx;
+        if (sparse) {
+            for (int32_t j = 0; j < n; ++j) mx = row[cand[j]] > mx ? row[cand[j]] : mx;
+        } else {
+            mx = row_max(row, n);
+        }
         if (!std::isfinite(mx)) return;
         const float thr = mx + log_min_p_;
         const float ninf = -std::numeric_limits<float>::infinity();
-        for (int32_t i = 0; i < n; ++i)
-            if (row[i] < thr) row[i] = ninf;
+        int32_t n_out = 0;
+        for (int32_t j = 0; j < n; ++j) {
+            const int32_t id = sparse ? cand[j] : j;
+            if (row[id] < thr) row[id] = ninf; else cand[n_out++] = id;
+        }
+        ws.n_candidates = n_out;
     }
 
 private:

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "sample/processor-registry.h"
 #include "sample/processors.h"
+#include "sample/vec-math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +13,7 @@
 namespace tmill {
 
 sampler_workspace::sampler_workspace(int32_t n)
-    : n_vocab(n), values((size_t)n), index((size_t)n), lp_row((size_t)n) {
+    : n_vocab(n), values((size_t)n), index((size_t)n), lp_row((size_t)n), candidates((size_t)n) {
     TM_CHECK(n > 0, invalid_argument, "sampler_workspace: n_vocab must be positive");
 }
 
@@ -89,27 +90,43 @@ void sampler::accept(int32_t token) {
 // ws.values so the walk does not recompute them.
 int32_t sampler::choose_random(const float * row, sampler_workspace & ws) {
     const int32_t n = n_vocab_;
-    float mx = -std::numeric_limits<float>::infinity();
-    int32_t i_max = 0;
-    for (int32_t i = 0; i < n; ++i)
-        if (row[i] > mx) { mx = row[i]; i_max = i; }
-    if (mx == -std::numeric_limits<float>::infinity()) return i_max;
-    float * e = ws.values.data();  // (n_vocab) exp(row - max)
-    double z = 0.0;
-    for (int32_t i = 0; i < n; ++i) {
-        e[i] = std::exp(row[i] - mx);
-        z += e[i];
+    if (ws.n_candidates >= 0) {
+        // Sparse: a truncation left a short list of survivors.
+        const int32_t * cand = ws.candidates.data();
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int32_t j = 0; j < ws.n_candidates; ++j) mx = row[cand[j]] > mx ? row[cand[j]] : mx;
+        if (mx == -std::numeric_limits<float>::infinity()) return ws.n_candidates > 0 ? cand[0] : 0;
+        float * e = ws.values.data();  // (n_candidates) exp(row - max) per candidate
+        double z = 0.0;
+        for (int32_t j = 0; j < ws.n_candidates; ++j) {
+            e[j] = exp_approx(row[cand[j]] - mx);
+            z += e[j];
+        }
+        const double u = rng_.next_double() * z;
+        double cum = 0.0;
+        int32_t last = cand[0];
+        for (int32_t j = 0; j < ws.n_candidates; ++j) {
+            if (e[j] == 0.0f) continue;
+            cum += e[j];
+            last = cand[j];
+            if (cum > u) return cand[j];
+        }
+        return last;
     }
+    const float mx = row_max(row, n);
+    if (mx == -std::numeric_limits<float>::infinity()) return 0;
+    float * e = ws.values.data();  // (n_vocab) exp(row - max); 0 for masked tokens
+    const double z = sum_exp(row, n, mx, e);
     const double u = rng_.next_double() * z;
     double cum = 0.0;
-    int32_t last = i_max;
+    int32_t last = -1;
     for (int32_t i = 0; i < n; ++i) {
         if (e[i] == 0.0f) continue;
         cum += e[i];
         last = i;
         if (cum > u) return i;
     }
-    return last;  // rounding left u just above the total: the last token with mass
+    return last;  // rounding left u just above the running total: the last token with mass
 }
 
 sample_result sampler::sample(float * row, const token_history & history, sampler_workspace & ws) {
@@ -119,15 +136,13 @@ sample_result sampler::sample(float * row, const token_history & history, sample
         std::memcpy(ws.lp_row.data(), row, sizeof(float) * (size_t)n_vocab_);
         dist = ws.lp_row.data();
     }
+    ws.n_candidates = -1;
     for (size_t i = n_before_truncate_; i < chain_.size(); ++i) chain_[i]->apply(row, history, ws);
 
     sample_result r;
     if (greedy_) {
         // torch.argmax: the first maximum wins.
-        int32_t best = 0;
-        for (int32_t i = 1; i < n_vocab_; ++i)
-            if (row[i] > row[best]) best = i;
-        r.token = best;
+        r.token = row_argmax(row, n_vocab_);
     } else {
         r.token = choose_random(row, ws);
     }

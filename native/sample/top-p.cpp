@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "sample/py-format.h"
+#include "sample/vec-math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +14,19 @@ namespace tmill {
 
 namespace {
 
-// NOTE(top-p): the nucleus is almost always a short prefix of the sorted vocabulary, so we select
-// the m largest logits (nth_element, O(n)), sort only those, and walk their mass; if the prefix does
-// not reach p we retry with 8× more, ending in a full sort. The result equals a full sort's.
+constexpr int32_t k_n_buckets = 512;    // buckets over (max − logit) in [0, k_span)
+constexpr float k_span = 32.0f;         // e^-32 ≈ 1e-14: everything lower shares the last bucket
+
+inline int32_t bucket_of(float max_logit, float logit) {
+    const float d = (max_logit - logit) * (k_n_buckets / k_span);
+    return d < (float)k_n_buckets ? (int32_t)d : k_n_buckets;
+}
+
+// NOTE(top-p): no full sort. One pass buckets the probability mass by distance from the max logit;
+// the bucket where the running mass crosses p·Z is the only place the cut can fall. Tokens in
+// higher buckets all have preceding mass < p·Z (kept), tokens in lower ones ≥ p·Z (dropped), and
+// only the crossing bucket's tokens are sorted and walked. Same result as sorting everything.
+// When an earlier truncation listed the finite entries, only those are visited.
 class top_p_processor final : public logits_processor {
 public:
     explicit top_p_processor(float p) : p_(p) {}
@@ -23,36 +34,58 @@ public:
     processor_stage stage() const override { return processor_stage::truncate; }
     bool argmax_invariant() const override { return true; }
     void apply(float * row, const token_history &, sampler_workspace & ws) override {
-        const int32_t n = ws.n_vocab;
+        const bool sparse = ws.n_candidates >= 0;
+        const int32_t n = sparse ? ws.n_candidates : ws.n_vocab;
+        int32_t * cand = ws.candidates.data();  // (n) ids when sparse; survivors written back
+        auto id_at = [&](int32_t j) { return sparse ? cand[j] : j; };
+        float * e = ws.values.data();           // (n) exp(logit - max) per position j
+
         float mx = -std::numeric_limits<float>::infinity();
-        for (int32_t i = 0; i < n; ++i) mx = row[i] > mx ? row[i] : mx;
-        if (!std::isfinite(mx)) return;
         double z = 0.0;
-        int32_t n_finite = 0;
-        int32_t * idx = ws.index.data();  // (n_vocab) ids of finite logits, largest first after selection
-        for (int32_t i = 0; i < n; ++i) {
-            if (row[i] == -std::numeric_limits<float>::infinity()) continue;
-            z += std::exp((double)row[i] - mx);
-            idx[n_finite++] = i;
+        if (sparse) {
+            for (int32_t j = 0; j < n; ++j) mx = row[cand[j]] > mx ? row[cand[j]] : mx;
+            if (!std::isfinite(mx)) return;
+            for (int32_t j = 0; j < n; ++j) {
+                e[j] = exp_approx(row[cand[j]] - mx);
+                z += e[j];
+            }
+        } else {
+            mx = row_max(row, n);
+            if (!std::isfinite(mx)) return;
+            z = sum_exp(row, n, mx, e);
         }
         const double target = (double)p_ * z;
-        auto desc = [row](int32_t a, int32_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); };
-        int32_t n_keep = -1;
-        for (int32_t m = std::min<int32_t>(128, n_finite);; m = std::min<int32_t>(m * 8, n_finite)) {
-            if (m < n_finite) std::nth_element(idx, idx + m, idx + n_finite, desc);
-            std::sort(idx, idx + m, desc);
-            double cum = 0.0;
-            for (int32_t j = 0; j < m; ++j) {
-                if (cum >= target) { n_keep = j; break; }
-                cum += std::exp((double)row[idx[j]] - mx);
-            }
-            if (n_keep >= 0 || m == n_finite) break;
+
+        double mass[k_n_buckets + 1] = {};  // (n_buckets + 1) probability mass per bucket
+        for (int32_t j = 0; j < n; ++j)
+            if (e[j] > 0.0f) mass[bucket_of(mx, row[id_at(j)])] += e[j];
+        int32_t cross = -1;
+        double before = 0.0;  // mass of the buckets above the crossing one
+        for (int32_t b = 0; b <= k_n_buckets; ++b) {
+            if (before + mass[b] >= target) { cross = b; break; }
+            before += mass[b];
         }
-        if (n_keep < 0) return;  // every finite token is inside the nucleus
-        float * kept = ws.values.data();  // (n_keep) logits of the kept tokens while the row is cleared
-        for (int32_t j = 0; j < n_keep; ++j) kept[j] = row[idx[j]];
-        std::fill(row, row + n, -std::numeric_limits<float>::infinity());
-        for (int32_t j = 0; j < n_keep; ++j) row[idx[j]] = kept[j];
+        if (cross < 0) return;  // rounding: the nucleus is every token with mass
+
+        int32_t * in = ws.index.data();  // (n_in) positions j in the crossing bucket
+        int32_t n_in = 0;
+        for (int32_t j = 0; j < n; ++j)
+            if (e[j] > 0.0f && bucket_of(mx, row[id_at(j)]) == cross) in[n_in++] = j;
+        std::sort(in, in + n_in, [&](int32_t a, int32_t b) {
+            const float va = row[id_at(a)], vb = row[id_at(b)];
+            return va > vb || (va == vb && id_at(a) < id_at(b));
+        });
+        double cum = before;
+        int32_t n_keep = 0;
+        while (n_keep < n_in && cum < target) cum += e[in[n_keep++]];
+        const float ninf = -std::numeric_limits<float>::infinity();
+        for (int32_t j = n_keep; j < n_in; ++j) e[in[j]] = 0.0f;  // dropped from the crossing bucket
+        int32_t n_out = 0;
+        for (int32_t j = 0; j < n; ++j) {
+            const int32_t id = id_at(j);
+            if (e[j] == 0.0f || bucket_of(mx, row[id]) > cross) row[id] = ninf; else cand[n_out++] = id;
+        }
+        ws.n_candidates = n_out;
     }
 
 private:
