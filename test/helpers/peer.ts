@@ -1,0 +1,72 @@
+// A small wrapper around node-llama-cpp (installed in test/peer by the global setup) for parity tests:
+// one shared llama.cpp instance per worker, vocab-only and full model loads, raw logits of every position.
+//
+// node-llama-cpp's model.tokenize(text, special) calls llama_tokenize with add_special = false and
+// parse_special = special; detokenize(ids, special) renders special tokens' text only when special is true.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { peerDir } from './peer-install.js';
+
+// The slice of node-llama-cpp's API we use (typed here so this file does not depend on its .d.ts paths).
+export interface PeerModel {
+  tokenize(text: string, specialTokens?: boolean): number[];
+  detokenize(tokens: readonly number[], specialTokens?: boolean): string;
+  readonly tokens: { bos: number | null; eos: number | null };
+  createContext(options: Record<string, unknown>): Promise<PeerContext>;
+  dispose(): Promise<void>;
+}
+interface PeerContext {
+  getSequence(): PeerSequence;
+  dispose(): Promise<void>;
+}
+interface PeerSequence {
+  clearHistory(): Promise<void>;
+  controlledEvaluate(input: unknown[]): Promise<({ next?: { logits?: Map<number, number> } } | undefined)[]>;
+}
+interface PeerLlama {
+  loadModel(options: Record<string, unknown>): Promise<PeerModel>;
+}
+
+let llamaPromise: Promise<PeerLlama> | null = null;
+
+// The shared llama.cpp instance: CPU only, prebuilt binary, never builds or downloads anything.
+export function peerLlama(): Promise<PeerLlama> {
+  llamaPromise ??= (async () => {
+    const entry = createRequire(path.join(peerDir, 'package.json')).resolve('node-llama-cpp');
+    const lib = await import(pathToFileURL(entry).href);
+    return lib.getLlama({
+      gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true, logLevel: lib.LlamaLogLevel.error,
+    }) as Promise<PeerLlama>;
+  })();
+  return llamaPromise;
+}
+
+export async function peerLoadModel(modelPath: string, options: { vocabOnly?: boolean } = {}): Promise<PeerModel> {
+  const llama = await peerLlama();
+  return llama.loadModel({ modelPath, gpuLayers: 0, vocabOnly: options.vocabOnly === true, useMmap: true });
+}
+
+// Raw logits at every position of `tokens` (row i predicts the token after tokens[0..i]) as a
+// (tokens.length × nVocab) Float32Array, through one fresh context: flash attention on, 1 thread — the
+// configuration tokenmill's numerics follow.
+export async function peerLogits(model: PeerModel, tokens: readonly number[], nVocab: number): Promise<Float32Array> {
+  const ctx = await model.createContext({
+    contextSize: Math.max(256, tokens.length), batchSize: Math.max(256, tokens.length), threads: 1, sequences: 1,
+    flashAttention: true,
+  });
+  try {
+    const seq = ctx.getSequence();
+    const want = { logits: true };
+    const res = await seq.controlledEvaluate(tokens.map((t) => [t, { generateNext: want }]));
+    const out = new Float32Array(tokens.length * nVocab);
+    tokens.forEach((_, i) => {
+      const logits = res[i]?.next?.logits;
+      if (!logits) throw new Error(`node-llama-cpp returned no logits at position ${i}`);
+      for (const [id, v] of logits) out[i * nVocab + id] = v;
+    });
+    return out;
+  } finally {
+    await ctx.dispose();
+  }
+}
