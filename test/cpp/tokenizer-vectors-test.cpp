@@ -67,7 +67,7 @@ void check_vocab(const std::string & name) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto v = tmill::tok::vocab::from_gguf(*file);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    CHECK(ms < 1000.0);  // the < 100 ms goal is for optimised builds; this only catches pathologies
+    CHECK(ms < 5000.0);  // ~40-80 ms optimised; the bound only catches pathologies (sanitizers, busy machine)
     const auto cases = load_cases(name);
     CHECK(cases.size() >= 40);
     int mismatches = 0;
