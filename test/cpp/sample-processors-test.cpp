@@ -8,7 +8,7 @@
 
 #include <string>
 
-using namespace tm_test;
+using namespace tm_test::sample_util;
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-using namespace tm_test;
+using namespace tm_test::sample_util;
 
 namespace {
 

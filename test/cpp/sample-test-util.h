@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-namespace tm_test {
+namespace tm_test::sample_util {
 
 inline const float ninf = -std::numeric_limits<float>::infinity();
 
@@ -36,4 +36,4 @@ inline std::vector<float> logits_of(const std::vector<double> & probs) {
     return out;
 }
 
-} // namespace tm_test
+} // namespace tm_test::sample_util

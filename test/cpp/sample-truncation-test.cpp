@@ -10,7 +10,7 @@
 #include <numeric>
 #include <random>
 
-using namespace tm_test;
+using namespace tm_test::sample_util;
 
 namespace {
 

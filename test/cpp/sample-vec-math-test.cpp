@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-using namespace tm_test;
+using namespace tm_test::sample_util;
 
 TM_TEST("sample: exp_approx and sum_exp match libm") {
     double worst = 0;
