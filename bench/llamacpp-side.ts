@@ -1,0 +1,150 @@
+// The llama.cpp side of the benchmark, through node-llama-cpp (installed apart in test/peer, ESM-only,
+// so it is loaded with a dynamic import of its file URL). Only the few calls used here are typed.
+//
+// NOTE(llamacpp-side): two contexts on one model: `single` (1 sequence) for prompt and single-stream
+// decode, `multi` (`streams` sequences) for the aggregate measurement, where node-llama-cpp batches the
+// concurrent sequences into shared llama_decode calls. Both use the requested thread count as their
+// minimum, so llama.cpp never silently runs on fewer threads than tokenmill.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { fullSampling, logitBiasEntries, type DecodeResult, type Sampling, type Side } from './side.js';
+import { rng, secondsSince } from './stats.js';
+
+type Token = number;
+
+interface NlcSequence {
+  clearHistory(): Promise<void>;
+  evaluate(tokens: Token[], options?: Record<string, unknown>): AsyncGenerator<Token, void, void | Token | Token[]>;
+  evaluateWithoutGeneratingNewTokens(tokens: Token[]): Promise<void>;
+  dispose(): void;
+}
+interface NlcContext {
+  getSequence(): NlcSequence;
+  dispose(): Promise<void>;
+}
+interface NlcModel {
+  readonly tokenizer: unknown;
+  createContext(options: Record<string, unknown>): Promise<NlcContext>;
+  dispose(): Promise<void>;
+}
+interface NlcLlama {
+  loadModel(options: { modelPath: string; gpuLayers: number }): Promise<NlcModel>;
+  dispose(): Promise<void>;
+}
+interface NlcTokenBias {
+  set(token: Token, bias: { logit: number }): NlcTokenBias;
+}
+interface NlcModule {
+  getLlama(options: Record<string, unknown>): Promise<NlcLlama>;
+  TokenBias: new (tokenizer: unknown) => NlcTokenBias;
+  readonly version?: string;
+}
+
+export interface LlamacppSideOptions {
+  threads: number;
+  streams: number;
+  contextSize: number;
+  batchSize: number;
+  vocabSize: number;
+}
+
+/** Installs test/peer (node-llama-cpp with its prebuilt linux-x64 llama.cpp) when missing, as the test setup does. */
+function peerEntry(repoRoot: string): string {
+  const peerDir = path.join(repoRoot, 'test', 'peer');
+  const entry = path.join(peerDir, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
+  if (!existsSync(path.join(peerDir, 'node_modules', '@node-llama-cpp', 'linux-x64', 'package.json')) || !existsSync(entry)) {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const r = spawnSync(npm, ['install', '--omit=optional', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: peerDir, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`installing node-llama-cpp in ${peerDir} failed (exit ${r.status})`);
+  }
+  return entry;
+}
+
+export async function peerVersion(repoRoot: string): Promise<string> {
+  const pkg = path.join(repoRoot, 'test', 'peer', 'node_modules', 'node-llama-cpp', 'package.json');
+  return existsSync(pkg) ? (JSON.parse((await import('node:fs')).readFileSync(pkg, 'utf8')) as { version: string }).version : 'unknown';
+}
+
+export class LlamacppSide implements Side {
+  readonly name = 'llamacpp' as const;
+
+  private constructor(
+    private readonly llama: NlcLlama,
+    private readonly model: NlcModel,
+    private readonly single: NlcContext,
+    private readonly multi: NlcContext,
+    private readonly singleSeq: NlcSequence,
+    private readonly bias: NlcTokenBias,
+  ) {}
+
+  static async open(repoRoot: string, modelPath: string, o: LlamacppSideOptions): Promise<LlamacppSide> {
+    const nlc = (await import(pathToFileURL(peerEntry(repoRoot)).href)) as NlcModule;
+    const llama = await nlc.getLlama({ gpu: false, build: 'never', maxThreads: o.threads, logLevel: 'error', progressLogs: false });
+    const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
+    const threads = { ideal: o.threads, min: o.threads };
+    const single = await model.createContext({ contextSize: o.contextSize, sequences: 1, batchSize: o.batchSize, threads, flashAttention: true });
+    const multi = await model.createContext({ contextSize: o.contextSize, sequences: o.streams, batchSize: o.batchSize, threads, flashAttention: true });
+    const bias = new nlc.TokenBias(model.tokenizer);
+    for (const [t, b] of logitBiasEntries(o.vocabSize, rng(99))) bias.set(t, { logit: b });
+    return new LlamacppSide(llama, model, single, multi, single.getSequence(), bias);
+  }
+
+  async prefill(prompt: number[]): Promise<number> {
+    await this.singleSeq.clearHistory();
+    const t0 = process.hrtime.bigint();
+    await this.singleSeq.evaluateWithoutGeneratingNewTokens(prompt);
+    return secondsSince(t0);
+  }
+
+  private options(sampling: Sampling, history: number[]): Record<string, unknown> {
+    if (sampling === 'greedy') return { temperature: 0 };
+    const { temperature, topK, topP, minP, repetitionPenalty, frequencyPenalty, presencePenalty, seed } = fullSampling;
+    return {
+      temperature, topK, topP, minP, seed,
+      // vLLM's penalties see the whole prompt + output; give llama.cpp the same history.
+      repeatPenalty: { punishTokens: () => history, maxPunishTokens: 4096, penalty: repetitionPenalty, frequencyPenalty, presencePenalty },
+      tokenBias: this.bias,
+    };
+  }
+
+  private static async run(seq: NlcSequence, prompt: number[], n: number, options: Record<string, unknown>, history: number[]): Promise<{ first: bigint; last: bigint; count: number }> {
+    let first = 0n, last = 0n, count = 0;
+    for await (const token of seq.evaluate(prompt, options)) {
+      history.push(token);
+      if (count === 0) first = process.hrtime.bigint();
+      last = process.hrtime.bigint();
+      if (++count >= n) break;
+    }
+    return { first, last, count };
+  }
+
+  async decode(prompt: number[], n: number, sampling: Sampling): Promise<DecodeResult> {
+    await this.singleSeq.clearHistory();
+    const history = [...prompt];
+    const r = await LlamacppSide.run(this.singleSeq, prompt, n, this.options(sampling, history), history);
+    if (r.count < 2) throw new Error('llama.cpp decode produced too few tokens to time');
+    return { tokens: r.count - 1, seconds: Number(r.last - r.first) / 1e9 };
+  }
+
+  async aggregate(prompts: number[][], n: number): Promise<DecodeResult> {
+    const seqs = prompts.map(() => this.multi.getSequence());
+    try {
+      const t0 = process.hrtime.bigint();
+      const runs = await Promise.all(seqs.map((s, i) => LlamacppSide.run(s, prompts[i]!, n, { temperature: 0 }, [])));
+      const seconds = secondsSince(t0);
+      return { tokens: runs.reduce((a, r) => a + r.count, 0), seconds };
+    } finally {
+      for (const s of seqs) s.dispose();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.singleSeq.dispose();
+    await this.single.dispose();
+    await this.multi.dispose();
+    await this.model.dispose();
+    await this.llama.dispose();
+  }
+}

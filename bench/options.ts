@@ -1,0 +1,87 @@
+// Command-line options of `npm run bench` and the workload sizes they select.
+import os from 'node:os';
+import path from 'node:path';
+
+export type Only = 'both' | 'tokenmill' | 'llamacpp';
+
+export interface Workload {
+  /** Prompt-processing measurement: one prompt of this many tokens. */
+  promptTokens: number;
+  /** Single-stream decode: tokens generated after a short prompt. */
+  decodeTokens: number;
+  /** Aggregate decode: this many concurrent streams, each generating `aggregateTokens`. */
+  streams: number;
+  aggregateTokens: number;
+  /** Short prompt used by the decode measurements. */
+  shortPromptTokens: number;
+  /** Repetitions of each measurement (interleaved between the two implementations). */
+  reps: number;
+  /** Sampling-cost measurement: tokens per run, repetitions, prompt length (history for the penalties). */
+  samplingTokens: number;
+  samplingReps: number;
+  samplingPromptTokens: number;
+}
+
+export interface BenchOptions {
+  quick: boolean;
+  threads: number;
+  only: Only;
+  cacheDir: string;
+  resultsDir: string;
+  skipSampling: boolean;
+  workload: Workload;
+}
+
+const fullWorkload: Workload = {
+  promptTokens: 512, decodeTokens: 128, streams: 16, aggregateTokens: 64, shortPromptTokens: 16, reps: 5,
+  samplingTokens: 256, samplingReps: 7, samplingPromptTokens: 64,
+};
+const quickWorkload: Workload = {
+  promptTokens: 512, decodeTokens: 32, streams: 16, aggregateTokens: 16, shortPromptTokens: 16, reps: 2,
+  samplingTokens: 64, samplingReps: 2, samplingPromptTokens: 64,
+};
+
+export const usage = `usage: npm run bench -- [--quick] [--threads N] [--only tokenmill|llamacpp] [--reps N]
+                       [--skip-sampling] [--cache-dir DIR]
+  --quick          small synthetic model and fewer repetitions (a smoke run, not a measurement)
+  --threads N      threads for both implementations (default 2)
+  --only X         measure one implementation (no ratios)
+  --reps N         repetitions per measurement (default 5, quick 2)
+  --skip-sampling  leave out the sampling-cost measurement
+  --cache-dir DIR  where synthetic models are kept (default $TOKENMILL_BENCH_CACHE or <tmp>/tokenmill-bench)`;
+
+export class UsageError extends Error {}
+
+function positiveInt(flag: string, v: string | undefined): number {
+  const n = Number(v);
+  if (v === undefined || !Number.isSafeInteger(n) || n <= 0) throw new UsageError(`${flag} expects a positive integer, got ${v}`);
+  return n;
+}
+
+export function parseOptions(argv: readonly string[], repoRoot: string): BenchOptions {
+  let quick = false, threads = 2, only: Only = 'both', reps: number | undefined, skipSampling = false;
+  let cacheDir = process.env.TOKENMILL_BENCH_CACHE ?? path.join(os.tmpdir(), 'tokenmill-bench');
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = (): string | undefined => inline ?? argv[++i];
+    switch (flag) {
+      case '--quick': quick = true; break;
+      case '--threads': threads = positiveInt(flag, value()); break;
+      case '--reps': reps = positiveInt(flag, value()); break;
+      case '--skip-sampling': skipSampling = true; break;
+      case '--cache-dir': { const v = value(); if (!v) throw new UsageError('--cache-dir expects a path'); cacheDir = path.resolve(v); break; }
+      case '--only': {
+        const v = value();
+        if (v !== 'tokenmill' && v !== 'llamacpp') throw new UsageError(`--only expects tokenmill or llamacpp, got ${v}`);
+        only = v;
+        break;
+      }
+      case '--help': case '-h': throw new UsageError('');
+      default: throw new UsageError(`unknown argument ${a}`);
+    }
+  }
+  const workload = { ...(quick ? quickWorkload : fullWorkload) };
+  if (reps !== undefined) workload.reps = workload.samplingReps = reps;
+  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, workload };
+}

@@ -1,0 +1,169 @@
+// `npm run bench`: tokenmill against llama.cpp (node-llama-cpp) on the same synthetic model in the same
+// process, interleaved A/B, medians and ratios (tokenmill / llama.cpp; above 1 means tokenmill is faster).
+// Never part of the test suite: the numbers mean something only on an otherwise idle machine.
+//
+// NOTE(bench): each measurement kind runs `reps` rounds; every round measures both implementations back
+// to back, alternating which goes first, so slow drifts of the machine (thermal, other load) hit both
+// alike. Every repetition uses a fresh random prompt (no prefix-cache reuse on either side), and both
+// sides get one untimed warm-up (page in the mapped weights, first allocations) before anything is timed.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureModel } from './model-cache.js';
+import { parseOptions, usage, UsageError, type BenchOptions } from './options.js';
+import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
+import { LlamacppSide, peerVersion } from './llamacpp-side.js';
+import { measureSampling } from './sampling-cost.js';
+import type { Side } from './side.js';
+import { randomPrompt, series } from './stats.js';
+import { TokenmillSide } from './tokenmill-side.js';
+import type { SynthModelOptions } from './synth-model.js';
+
+const log = (s: string): void => console.error(s);
+
+function findRepoRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'tokenmill') return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no tokenmill package.json above ${start}`);
+  }
+}
+
+function mainModel(quick: boolean, vocab: string): { name: string; options: SynthModelOptions } {
+  // TinyLlama-1.1B's shape; --quick is a quarter-width, 4-layer model of the same layout (8:1 GQA, Q8_0).
+  return quick
+    ? { name: 'quick-llama-512x4-q8_0', options: { arch: 'llama', type: 'Q8_0', nEmbd: 512, nLayer: 4, nHead: 8, nHeadKv: 1, nFf: 1408, nCtx: 2048, vocab, seed: 1 } }
+    : { name: 'tinyllama-2048x22-q8_0', options: { arch: 'llama', type: 'Q8_0', nEmbd: 2048, nLayer: 22, nHead: 32, nHeadKv: 4, nFf: 5632, nCtx: 2048, vocab, seed: 1 } };
+}
+
+async function measure(sides: Side[], reps: number, what: (side: Side, rep: number) => Promise<number>): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>(sides.map((s) => [s.name, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    const order = rep % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) out.get(side.name)!.push(await what(side, rep));
+  }
+  return out;
+}
+
+function compare(label: string, unit: string, values: Map<string, number[]>): Comparison {
+  const tm = values.get('tokenmill'), ll = values.get('llamacpp');
+  const c: Comparison = { label, unit };
+  if (tm) c.tokenmill = series(tm);
+  if (ll) c.llamacpp = series(ll);
+  if (c.tokenmill && c.llamacpp) c.ratio = c.tokenmill.median / c.llamacpp.median;
+  return c;
+}
+
+async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
+  const sharedDir = process.env.TOKENMILL_SHARED ? path.resolve(process.env.TOKENMILL_SHARED) : path.resolve(repoRoot, '..', 'shared');
+  const spmVocab = path.join(sharedDir, 'models', 'vocab', 'ggml-vocab-llama-spm.gguf');
+  const qwenVocab = path.join(sharedDir, 'models', 'vocab', 'ggml-vocab-qwen2.gguf');
+  for (const f of [spmVocab, qwenVocab]) if (!existsSync(f)) throw new Error(`${f} not found (set TOKENMILL_SHARED)`);
+  const w = opts.workload;
+
+  const spec = mainModel(opts.quick, spmVocab);
+  const cached = await ensureModel(opts.cacheDir, spec.name, spec.options, 32000, log);
+  log(`model ${cached.path} (${(cached.bytes / 1e9).toFixed(2)} GB${cached.reused ? ', reused' : ''}); threads ${opts.threads}`);
+
+  const contextSize = Math.max(w.promptTokens, w.shortPromptTokens + Math.max(w.decodeTokens, w.aggregateTokens)) + 64;
+  const sides: Side[] = [];
+  try {
+    if (opts.only !== 'llamacpp') {
+      sides.push(await TokenmillSide.open(cached.path, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens }));
+    }
+    if (opts.only !== 'tokenmill') {
+      sides.push(await LlamacppSide.open(repoRoot, cached.path, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000 }));
+    }
+    const bos = 1;
+    let seed = 1000;
+    log('warm-up ...');
+    for (const s of sides) {
+      await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++));
+      await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), 4, 'greedy');
+    }
+
+    log(`prompt processing: ${w.promptTokens}-token prompt x ${w.reps} ...`);
+    const prefill = await measure(sides, w.reps, async (s) => w.promptTokens / (await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++))));
+    log(`single-stream decode: ${w.decodeTokens} tokens x ${w.reps} ...`);
+    const decode = await measure(sides, w.reps, async (s) => {
+      const r = await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), w.decodeTokens, 'greedy');
+      return r.tokens / r.seconds;
+    });
+    log(`aggregate decode: ${w.streams} streams x ${w.aggregateTokens} tokens x ${w.reps} ...`);
+    const aggregate = await measure(sides, w.reps, async (s) => {
+      const prompts = Array.from({ length: w.streams }, () => randomPrompt(w.shortPromptTokens, 32000, bos, seed++));
+      const r = await s.aggregate(prompts, w.aggregateTokens);
+      if (r.tokens !== w.streams * w.aggregateTokens) throw new Error(`${s.name}: ${r.tokens} tokens generated, expected ${w.streams * w.aggregateTokens}`);
+      return r.tokens / r.seconds;
+    });
+    const comparisons = [
+      compare(`prompt tok/s (${w.promptTokens}-token prompt)`, 'tok/s', prefill),
+      compare(`decode tok/s (1 stream, ${w.decodeTokens} tokens)`, 'tok/s', decode),
+      compare(`aggregate decode tok/s (${w.streams} streams x ${w.aggregateTokens})`, 'tok/s', aggregate),
+    ];
+    for (const s of sides) await s.close();
+    sides.length = 0;
+
+    const stepSeconds: Record<string, number> = {};
+    const dc = comparisons[1]!;
+    if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
+    if (dc.llamacpp) stepSeconds.llamacpp = 1 / dc.llamacpp.median;
+    const sampling: SamplingRow[] = [];
+    if (!opts.skipSampling) {
+      for (const [vocabPath, nVocab] of [[spmVocab, 32000], [qwenVocab, 151936]] as const) {
+        sampling.push(await measureSampling({ opts, repoRoot, vocabPath, nVocab, stepSeconds, log }));
+      }
+    }
+    return {
+      date: new Date().toISOString(),
+      commit: gitCommit(repoRoot),
+      quick: opts.quick,
+      threads: opts.threads,
+      workload: w,
+      machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+      peer: { package: 'node-llama-cpp', version: await peerVersion(repoRoot) },
+      model: { name: spec.name, path: cached.path, bytes: cached.bytes, options: { ...spec.options, vocab: path.basename(spmVocab) } },
+      comparisons,
+      sampling,
+    };
+  } finally {
+    for (const s of sides) await s.close().catch(() => undefined);
+  }
+}
+
+function gitCommit(repoRoot: string): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head} (dirty)` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function main(): Promise<number> {
+  const repoRoot = findRepoRoot(__dirname);
+  let opts: BenchOptions;
+  try {
+    opts = parseOptions(process.argv.slice(2), repoRoot);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    if (error.message) console.error(error.message);
+    console.error(usage);
+    return error.message ? 2 : 0;
+  }
+  if (opts.quick) log('--quick: a smoke run on a small model with few repetitions; the numbers are not a measurement');
+  const result = await run(opts, repoRoot);
+  printTable(result);
+  mkdirSync(opts.resultsDir, { recursive: true });
+  const file = path.join(opts.resultsDir, `${result.date.replace(/[:.]/g, '-')}${opts.quick ? '-quick' : ''}.json`);
+  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+  return 0;
+}
+
+main().then((code) => { process.exitCode = code; }, (error: unknown) => {
+  console.error(error instanceof Error ? error.stack ?? error.message : error);
+  process.exitCode = 1;
+});
