@@ -1,9 +1,12 @@
 // Public exports of tokenmill.
 export { Model } from './engine/model.js';
-export { Engine } from './engine/engine.js';
-export type { EngineOptions, EngineStats, FinishReason, GenerateEvent, GenerateOptions, TokenLogprob } from './engine/engine.js';
+export { Engine } from './openai/chat-engine.js';
+export type { EngineOptions } from './openai/chat-engine.js';
+export type { EngineStats, FinishReason, GenerateEvent, GenerateOptions, TokenLogprob } from './engine/engine.js';
 export type { GenerateRequest } from './engine/generate-request.js';
 export type { ModelInfo, ModelLoadOptions, TokenizeOptions, DetokenizeOptions } from './engine/model.js';
+export type { ChatCallOptions, ChatStreamErrorEvent, ChatStreamItem, ChatUsageRecord } from './openai/chat-completions.js';
+export type { ChatCompletionChunk, ChatCompletionResponse, ValidationDetail } from './openai/protocol.js';
 export {
   TokenmillError,
   InvalidArgumentError,
@@ -11,4 +14,7 @@ export {
   DisposedError,
   EngineError,
   InternalError,
+  NotFoundError,
 } from './engine/errors.js';
+export { RequestValidationError } from './openai/validate.js';
+export { TemplateError } from './chat/template.js';

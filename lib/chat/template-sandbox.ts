@@ -8,6 +8,7 @@
 // (~512 MiB) and its RangeError becomes a TemplateError. The template never sees JS objects with
 // methods: variables go in as plain data (the library's convertToRuntimeValues).
 // template-extensions.ts adds the Python behaviour real templates use that the library lacks.
+import { TokenmillError } from '../engine/errors.js';
 import { extensionFilter, extensionMethod, makeRuntimeKit } from './template-extensions.js';
 import type { RV } from './template-extensions.js';
 
@@ -55,12 +56,9 @@ export interface RenderLimits {
 export const DEFAULT_RENDER_LIMITS: RenderLimits = { timeMs: 2000, maxChars: 4 * 1024 * 1024, maxItems: 1_000_000 };
 
 /** Thrown for raise_exception(), limit breaches and any interpreter error; status 400. */
-export class TemplateError extends Error {
-  readonly status = 400;
-  readonly code = 'template_error';
+export class TemplateError extends TokenmillError {
   constructor(message: string, readonly line: number | null = null) {
-    super(message);
-    this.name = 'TemplateError';
+    super(message, 'template_error', 400);
   }
 }
 

@@ -3,11 +3,14 @@
 export class TokenmillError extends Error {
   readonly code: string;
   readonly status: number;
-  constructor(message: string, code: string, status: number, options?: { cause?: unknown }) {
+  /** The request field the error is about (the HTTP envelope's `param`), or null. */
+  readonly param: string | null;
+  constructor(message: string, code: string, status: number, options?: { cause?: unknown; param?: string | null }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
     this.status = status;
+    this.param = options?.param ?? null;
   }
 }
 
@@ -16,8 +19,10 @@ export class ModelLoadError extends TokenmillError {}
 export class DisposedError extends TokenmillError {}
 export class EngineError extends TokenmillError {}
 export class InternalError extends TokenmillError {}
+/** An unknown served model (404). */
+export class NotFoundError extends TokenmillError {}
 
-type ErrorClass = new (message: string, code: string, status: number, options?: { cause?: unknown }) => TokenmillError;
+type ErrorClass = new (message: string, code: string, status: number, options?: { cause?: unknown; param?: string | null }) => TokenmillError;
 
 const codeTable: Record<string, { cls: ErrorClass; status: number }> = {
   invalid_argument: { cls: InvalidArgumentError, status: 400 },
@@ -29,6 +34,7 @@ const codeTable: Record<string, { cls: ErrorClass; status: number }> = {
   disposed: { cls: DisposedError, status: 400 },
   engine_fault: { cls: EngineError, status: 500 },
   internal: { cls: InternalError, status: 500 },
+  not_found: { cls: NotFoundError, status: 404 },
 };
 
 // Turns an error thrown by the addon (an Error with a string `.code`) into the matching TokenmillError.

@@ -5,6 +5,7 @@
 // are not errors; they are returned so the caller can debug-log them.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import { TokenmillError } from '../engine/errors.js';
 import { ChatCompletionRequestSchema, KNOWN_REQUEST_FIELDS, TrajectoryLogRequestSchema } from './protocol.js';
 import type { ChatCompletionRequest, TrajectoryLogRequest, ValidationDetail } from './protocol.js';
 import { chatRequestRules } from './validate-rules.js';
@@ -12,12 +13,9 @@ import { chatRequestRules } from './validate-rules.js';
 export type Loc = (string | number)[];
 
 /** 422 with the §4 `detail` array; carries `status` like every TokenmillError. */
-export class RequestValidationError extends Error {
-  readonly status = 422;
-  readonly code = 'invalid_request';
+export class RequestValidationError extends TokenmillError {
   constructor(readonly detail: ValidationDetail[]) {
-    super(detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '));
-    this.name = 'RequestValidationError';
+    super(detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '), 'invalid_request', 422);
   }
 }
 
@@ -139,7 +137,10 @@ export interface ValidateOptions {
 }
 
 /** A validated request with the seed's defaults applied and `stop` normalised to a list. */
-export type ChatRequest = Omit<ChatCompletionRequest, 'stop'> & {
+// (A key-remapping Omit: the plain Omit of a loose object's type, which has an index signature, loses
+// every known key.)
+type OmitKnown<T, K extends PropertyKey> = { [P in keyof T as P extends K ? never : P]: T[P] };
+export type ChatRequest = OmitKnown<ChatCompletionRequest, 'stop'> & {
   stop: string[];
   n: number;
   logprobs: boolean;

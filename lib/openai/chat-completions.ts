@@ -1,0 +1,337 @@
+// NOTE(openai/chat-completions): one chat request through the engine, in vLLM's order
+// (vllm-behaviour.md §1): validate (422) → model (404) → unsupported features / priority (400) →
+// template resolution and render (400) → tokenize (parseSpecial, addSpecial = add_special_tokens) →
+// truncation and context checks (400) → n engine requests → assembly. Everything up to submitting is
+// synchronous, so a bad request throws before any output exists. An engine `error` finish is a 500
+// thrown while nothing was yielded, and an in-stream `{error}` event after that (then the stream ends).
+// The caller's signal and an early `break` both abort every choice's engine request.
+import type { Engine as CoreEngine, GenerateEvent } from '../engine/engine.js';
+import { EngineError, InvalidArgumentError, NotFoundError, TokenmillError } from '../engine/errors.js';
+import type { Model } from '../engine/model.js';
+import { AsyncQueue } from '../engine/async-queue.js';
+import { detectReasoningParser, startsInReasoning } from '../chat/reasoning-parser.js';
+import type { ReasoningParserName } from '../chat/reasoning-parser.js';
+import { echoText, renderChatTemplate, responseRole, TemplateError } from '../chat/template.js';
+import { detectToolParser } from '../chat/tool-parser.js';
+import type { ToolParserName } from '../chat/tool-parser.js';
+import { buildChatResponse } from './assemble.js';
+import type { AssembleOptions, EngineChoiceOutput, EngineFinishReason, UsageCounts } from './assemble.js';
+import { ChatStreamAssembler } from './assemble-stream.js';
+import type { SampledLogprob } from './logprobs.js';
+import type { ChatCompletionChunk, ChatCompletionResponse } from './protocol.js';
+import { choiceSeeds, fitPrompt, rejectUnsupported, samplingFields } from './to-engine.js';
+import { validateChatRequest, RequestValidationError } from './validate.js';
+import type { ChatRequest } from './validate.js';
+import type { GenerateRequest } from '../engine/generate-request.js';
+
+/** Per-call options of engine.chat / engine.chatStream. */
+export interface ChatCallOptions {
+  signal?: AbortSignal;
+  /** `<team>/<project>` usage attribution, handed to the engine's onUsage hook. */
+  project?: string;
+}
+
+/** One request's token usage, reported once it finished (aborted ones too). */
+export interface ChatUsageRecord {
+  model: string;
+  project: string | null;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  finishReasons: string[];
+}
+
+/** The in-stream error event (SPEC §4), yielded when the engine fails after output began. */
+export interface ChatStreamErrorEvent {
+  error: { message: string; type: string; param: string | null; code: number };
+}
+
+export type ChatStreamItem = ChatCompletionChunk | ChatStreamErrorEvent;
+
+/** What the pipeline needs from the engine that runs it. */
+export interface ChatContext {
+  core: CoreEngine;
+  model: Model;
+  servedModelName: string;
+  maxLogprobs: number;
+  schedulingPolicy: 'fcfs' | 'priority';
+  chatTemplate: string | null;
+  allowRequestChatTemplate: boolean;
+  toolCallParser: ToolParserName | null;
+  reasoningParser: ReasoningParserName | null;
+  responseRole: string;
+  returnTokensAsTokenIds: boolean;
+  /** UTF-8 bytes of a token's text (cached per engine). */
+  tokenBytes(id: number): Uint8Array;
+  fingerprint(): Promise<string | null>;
+  onUsage?: (record: ChatUsageRecord) => void;
+}
+
+export interface PreparedChat {
+  request: ChatRequest;
+  promptTokens: number[];
+  generate: Omit<GenerateRequest, 'promptTokens' | 'seed'>;
+  seeds: (number | undefined)[];
+  assemble: Omit<AssembleOptions, 'systemFingerprint'>;
+}
+
+/** Everything before the engine: throws RequestValidationError (422), NotFoundError (404), 400s. */
+export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
+  const v = validateChatRequest(body, { maxLogprobs: ctx.maxLogprobs });
+  if (!v.ok) throw new RequestValidationError(v.detail);
+  const r = v.value;
+  if (r.model != null && r.model !== ctx.servedModelName) {
+    throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });
+  }
+  rejectUnsupported(r);
+  if (r.priority !== 0 && ctx.schedulingPolicy !== 'priority') {
+    throw new InvalidArgumentError(`Got priority ${r.priority} but Priority scheduling is not enabled.`, 'invalid_argument', 400, { param: 'priority' });
+  }
+  if (r.chat_template != null && !ctx.allowRequestChatTemplate) {
+    throw new TemplateError('Chat template is passed with request, but this server refuses request chat templates (--no-request-chat-template).');
+  }
+  const template = r.chat_template ?? ctx.chatTemplate ?? ctx.model.info.chatTemplate;
+  const info = ctx.model.info;
+  const specialText = (id: number | null): string => (id == null ? '' : ctx.model.tokenPiece(id));
+  // tool_choice "none" still renders the tools (vLLM does, unless --exclude-tools-when-tool-choice-none).
+  const prompt = renderChatTemplate({
+    template,
+    messages: r.messages,
+    tools: r.tools,
+    documents: r.documents,
+    addGenerationPrompt: r.add_generation_prompt,
+    continueFinalMessage: r.continue_final_message,
+    bosToken: specialText(info.bosTokenId),
+    eosToken: specialText(info.eosTokenId),
+    chatTemplateKwargs: r.chat_template_kwargs,
+    reasoningEffort: r.reasoning_effort,
+  });
+  const tokenized = ctx.model.tokenize(prompt, { addSpecial: r.add_special_tokens, parseSpecial: true });
+  const promptTokens = fitPrompt(tokenized, r, ctx.core.maxModelLen);
+  const tokenizer = { vocabSize: info.vocabSize, tokenize: (t: string, o: { addSpecial: boolean; parseSpecial: boolean }) => ctx.model.tokenize(t, o) };
+  const generate = samplingFields(r, tokenizer);
+  const role = responseRole(r.messages, r.add_generation_prompt, ctx.responseRole);
+  const toolParser = ctx.toolCallParser ?? detectToolParser(template);
+  const reasoningParser = ctx.reasoningParser ?? detectReasoningParser(template);
+  return {
+    request: r,
+    promptTokens,
+    generate,
+    seeds: choiceSeeds(r.seed, r.n),
+    assemble: {
+      requestId: r.request_id,
+      model: ctx.servedModelName,
+      created: Math.floor(Date.now() / 1000),
+      role,
+      toolParser,
+      toolChoice: r.tool_choice,
+      parallelToolCalls: r.parallel_tool_calls,
+      reasoningParser,
+      startsInReasoning: reasoningParser ? startsInReasoning(reasoningParser, prompt) : false,
+      includeReasoning: r.include_reasoning,
+      echo: r.echo ? echoText(r.messages, role) : '',
+      logprobs: r.logprobs,
+      returnTokensAsTokenIds: r.return_tokens_as_token_ids ?? ctx.returnTokensAsTokenIds,
+      returnTokenIds: r.return_token_ids ?? false,
+      promptTokenIds: promptTokens,
+      kvTransferParams: r.kv_transfer_params ?? null,
+    },
+  };
+}
+
+interface ChoiceEvent { index: number; ev: GenerateEvent }
+
+/** The running engine requests of one chat call, merged into one queue. */
+class ChoiceRun {
+  readonly events = new AsyncQueue<ChoiceEvent>();
+  readonly finals: (GenerateEvent | null)[];
+  readonly #controller = new AbortController();
+  #open: number;
+  #detach: (() => void) | null = null;
+
+  constructor(ctx: ChatContext, p: PreparedChat, signal: AbortSignal | undefined) {
+    const n = p.seeds.length;
+    this.finals = new Array<GenerateEvent | null>(n).fill(null);
+    this.#open = n;
+    if (signal) {
+      if (signal.aborted) this.#controller.abort();
+      const onAbort = (): void => this.#controller.abort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#detach = () => signal.removeEventListener('abort', onAbort);
+    }
+    // Submit every choice synchronously (a submit error throws to the caller), then pump each.
+    const streams = p.seeds.map((seed) => {
+      const req: GenerateRequest = { ...p.generate, promptTokens: p.promptTokens };
+      if (seed !== undefined) req.seed = seed;
+      return ctx.core.generate(req, { signal: this.#controller.signal });
+    });
+    streams.forEach((stream, index) => void this.#pump(index, stream));
+  }
+
+  async #pump(index: number, stream: AsyncIterable<GenerateEvent>): Promise<void> {
+    try {
+      for await (const ev of stream) {
+        if (ev.finishReason) this.finals[index] = ev;
+        this.events.push({ index, ev });
+      }
+    } catch (error) {
+      const ev: GenerateEvent = { tokenIds: [], text: '', finishReason: 'error', error: error instanceof TokenmillError ? error : undefined };
+      this.finals[index] = ev;
+      this.events.push({ index, ev });
+    } finally {
+      if (this.finals[index] === null) {
+        // The engine closed under us: report it as an abort of this choice.
+        const ev: GenerateEvent = { tokenIds: [], text: '', finishReason: 'abort', stopReason: null };
+        this.finals[index] = ev;
+        this.events.push({ index, ev });
+      }
+      if (--this.#open === 0) {
+        this.#detach?.();
+        this.events.close();
+      }
+    }
+  }
+
+  /** Stops every choice still running (idempotent). */
+  abort(): void {
+    this.#controller.abort();
+  }
+
+  get done(): boolean {
+    return this.#open === 0;
+  }
+
+  usage(): UsageCounts {
+    let promptTokens = 0, cachedTokens = 0, completionTokens = 0;
+    this.finals.forEach((f, i) => {
+      const u = f?.usage;
+      if (!u) return;
+      if (i === 0 || promptTokens === 0) { promptTokens = u.promptTokens; cachedTokens = u.cachedTokens; }
+      completionTokens += u.completionTokens;
+    });
+    return { promptTokens, cachedTokens, completionTokens };
+  }
+}
+
+function engineFailure(ev: GenerateEvent): TokenmillError {
+  const e = ev.error;
+  if (e && e.status >= 500) return e;
+  return new EngineError('Internal server error', 'engine_fault', 500, { cause: e });
+}
+
+function toSampled(ctx: ChatContext, ev: GenerateEvent): SampledLogprob[] | null {
+  if (!ev.logprobs) return null;
+  return ev.logprobs.map((l) => ({
+    id: l.token,
+    bytes: ctx.tokenBytes(l.token),
+    logprob: l.logprob,
+    top: l.top.map((t) => ({ id: t.token, bytes: ctx.tokenBytes(t.token), logprob: t.logprob })),
+  }));
+}
+
+function reportUsage(ctx: ChatContext, run: ChoiceRun, project: string | undefined, usage: UsageCounts): void {
+  if (!ctx.onUsage) return;
+  try {
+    ctx.onUsage({
+      model: ctx.servedModelName,
+      project: project ?? null,
+      ...usage,
+      finishReasons: run.finals.map((f) => f?.finishReason ?? 'abort'),
+    });
+  } catch {
+    // A failing usage hook must not fail the request it reports on.
+  }
+}
+
+/** Non-stream: runs every choice to its end and assembles the chat.completion. */
+export async function runChat(ctx: ChatContext, p: PreparedChat, opts: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
+  const run = new ChoiceRun(ctx, p, opts.signal);
+  const fingerprint = ctx.fingerprint();
+  const outputs: EngineChoiceOutput[] = p.seeds.map((_, index) => ({ index, text: '', tokenIds: [], finishReason: null, stopReason: null, logprobs: p.request.logprobs ? [] : null }));
+  let failure: TokenmillError | null = null;
+  try {
+    for await (const { index, ev } of run.events) {
+      if (ev.finishReason === 'error') {
+        failure ??= engineFailure(ev);
+        run.abort();
+        continue;
+      }
+      const o = outputs[index]!;
+      o.text += ev.text;
+      (o.tokenIds as number[]).push(...ev.tokenIds);
+      const lp = toSampled(ctx, ev);
+      if (lp && o.logprobs) (o.logprobs as SampledLogprob[]).push(...lp);
+      if (ev.finishReason) {
+        o.finishReason = ev.finishReason as EngineFinishReason;
+        o.stopReason = ev.stopReason ?? null;
+      }
+    }
+  } finally {
+    run.abort();
+  }
+  const usage = run.usage();
+  reportUsage(ctx, run, opts.project, usage);
+  if (failure) throw failure;
+  return buildChatResponse(outputs, usage, { ...p.assemble, systemFingerprint: await fingerprint });
+}
+
+function errorEvent(e: TokenmillError): ChatStreamErrorEvent {
+  return { error: { message: e.status >= 500 ? 'Internal server error' : e.message, type: e.status >= 500 ? 'InternalServerError' : 'BadRequestError', param: e.param, code: e.status } };
+}
+
+/**
+ * Stream: role chunks once the first engine event arrived (so an engine failure before any output
+ * still throws), then deltas in arrival order, then the usage chunk when asked.
+ */
+export async function* runChatStream(ctx: ChatContext, p: PreparedChat, opts: ChatCallOptions = {}): AsyncGenerator<ChatStreamItem> {
+  const run = new ChoiceRun(ctx, p, opts.signal);
+  const r = p.request;
+  let reported = false;
+  try {
+    const asm = new ChatStreamAssembler({
+      ...p.assemble,
+      systemFingerprint: await ctx.fingerprint(),
+      n: p.seeds.length,
+      promptTokens: p.promptTokens.length,
+      includeUsage: r.stream_options?.include_usage ?? false,
+      continuousUsageStats: r.stream_options?.continuous_usage_stats ?? false,
+    });
+    let started = false;
+    for await (const { index, ev } of run.events) {
+      if (ev.finishReason === 'error') {
+        run.abort();
+        const failure = engineFailure(ev);
+        if (!started) throw failure;
+        for await (const _ of run.events) { /* let the other choices end */ }
+        reported = true;
+        reportUsage(ctx, run, opts.project, run.usage());
+        yield errorEvent(failure);
+        return;
+      }
+      if (!started) {
+        started = true;
+        yield* asm.start();
+      }
+      yield* asm.push({
+        index,
+        text: ev.text,
+        tokenIds: ev.tokenIds,
+        logprobs: toSampled(ctx, ev),
+        finishReason: (ev.finishReason as EngineFinishReason | undefined) ?? null,
+        stopReason: ev.stopReason ?? null,
+      });
+    }
+    if (!started) yield* asm.start();
+    const usage = run.usage();
+    reported = true;
+    reportUsage(ctx, run, opts.project, usage);
+    yield* asm.end(usage);
+  } finally {
+    // A consumer that stops early (break, thrown error) ends the engine requests too.
+    run.abort();
+    if (!reported) {
+      for await (const _ of run.events) { /* drain to the final usage */ }
+      reportUsage(ctx, run, opts.project, run.usage());
+    }
+  }
+}

@@ -1,0 +1,156 @@
+// NOTE(openai/to-engine): a validated chat request → the engine's GenerateRequest, plus the prompt-side
+// checks vLLM makes between tokenizing and sampling (vllm-behaviour.md §2-B, §3). Everything here is a
+// pure function of the request, a tokenizer view and max_model_len, so it is unit-tested without the
+// addon. Errors are 400 InvalidArgumentErrors worded like vLLM's (the schema-level 422s happened
+// before, in validate.ts). Invariant: the engine never sees an id outside the vocabulary, a prompt that
+// leaves no room for one output token, or a field it would have to interpret in OpenAI terms.
+import { InvalidArgumentError } from '../engine/errors.js';
+import type { GenerateRequest } from '../engine/generate-request.js';
+import type { ChatRequest } from './validate.js';
+
+/** What the mapping needs from a model. */
+export interface TokenizerView {
+  vocabSize: number;
+  tokenize(text: string, options: { addSpecial: boolean; parseSpecial: boolean }): number[];
+}
+
+function badRequest(message: string, param: string | null = null): never {
+  throw new InvalidArgumentError(message, 'invalid_argument', 400, { param });
+}
+
+/** Features the engine does not run yet: a clear 400 instead of silently ignoring them. */
+export function rejectUnsupported(r: ChatRequest): void {
+  if (r.use_beam_search) badRequest('use_beam_search is not supported yet.', 'use_beam_search');
+  if (r.prompt_logprobs != null) badRequest('prompt_logprobs is not supported yet.', 'prompt_logprobs');
+  if (r.structured_outputs != null) badRequest('structured_outputs is not supported yet.', 'structured_outputs');
+  // The native stop checker implements it, but GenerateRequest has no field for it yet.
+  if (r.repetition_detection != null && (r.repetition_detection.max_pattern_size ?? 0) > 0) {
+    badRequest('repetition_detection is not supported yet.', 'repetition_detection');
+  }
+  if (r.response_format != null && r.response_format.type !== 'text') {
+    badRequest(`response_format of type '${r.response_format.type}' is not supported yet.`, 'response_format');
+  }
+}
+
+/** The requested output cap: max_completion_tokens wins over max_tokens; 0 = not given. */
+export function requestedMaxTokens(r: ChatRequest): { value: number; field: 'max_completion_tokens' | 'max_tokens' } {
+  if (r.max_completion_tokens != null) return { value: r.max_completion_tokens, field: 'max_completion_tokens' };
+  return { value: r.max_tokens ?? 0, field: 'max_tokens' };
+}
+
+/**
+ * Applies truncate_prompt_tokens and the context-length checks (vllm-behaviour.md §3) to the
+ * tokenized prompt. Returns the prompt the engine gets (possibly its last K tokens).
+ */
+export function fitPrompt(prompt: readonly number[], r: ChatRequest, maxModelLen: number): number[] {
+  const { value: maxOut, field } = requestedMaxTokens(r);
+  if (maxOut > maxModelLen) badRequest(`${field}=${maxOut} cannot be greater than max_model_len=${maxModelLen}.`, field);
+  const maxInput = maxModelLen - maxOut;
+  let tokens = [...prompt];
+  const k = r.truncate_prompt_tokens;
+  if (k != null) {
+    const keep = k === -1 ? maxInput : k;
+    if (keep > maxInput) {
+      badRequest(`truncate_prompt_tokens=${keep} cannot be greater than max_model_len - max_tokens = ${maxInput}. Please request a smaller truncation size.`, 'truncate_prompt_tokens');
+    }
+    if (tokens.length > keep) tokens = keep === 0 ? [] : tokens.slice(tokens.length - keep);
+  }
+  if (tokens.length === 0) badRequest('The decoder prompt cannot be empty', 'messages');
+  if (tokens.length > maxInput) {
+    badRequest(
+      `You passed ${tokens.length} input tokens and requested ${maxOut} output tokens. However, the model's context length is only ${maxModelLen} tokens, resulting in a maximum input length of ${maxInput} tokens. Please reduce the length of the input prompt.`,
+      'input_tokens',
+    );
+  }
+  if (tokens.length >= maxModelLen) {
+    badRequest(
+      `The decoder prompt (length ${tokens.length}) plus the number of requested output tokens (at least 1) is longer than the maximum model length of ${maxModelLen}. Make sure that \`max_model_len\` is no smaller than the number of text tokens plus at least one output token.`,
+      'input_tokens',
+    );
+  }
+  return tokens;
+}
+
+function checkVocab(name: string, ids: readonly number[], vocabSize: number): void {
+  const bad = ids.filter((t) => t < 0 || t >= vocabSize);
+  if (bad.length > 0) badRequest(`token_id(s) [${bad.join(', ')}] in ${name} contain out-of-vocab token ids. Vocabulary size: ${vocabSize}`, name);
+}
+
+/**
+ * bad_words → banned token sequences, vLLM's rule: each word (leading whitespace stripped) is
+ * tokenized as is and with one leading space; the spaced form is kept only when it yields a different
+ * first token with the same number of tokens (a distinct word-start token, not a split).
+ */
+export function badWordsTokenIds(words: readonly string[], tok: TokenizerView): number[][] {
+  const out: number[][] = [];
+  for (const word of words) {
+    const bare = tok.tokenize(word.trimStart(), { addSpecial: false, parseSpecial: false });
+    if (bare.length > 0) out.push(bare);
+    const spaced = tok.tokenize(' ' + word.trimStart(), { addSpecial: false, parseSpecial: false });
+    if (spaced.length > 0 && bare.length > 0 && spaced[0] !== bare[0] && spaced.length === bare.length) out.push(spaced);
+  }
+  return out;
+}
+
+/** vLLM: 0 < t < 0.01 is raised to 0.01 (below that the softmax overflows). */
+const MIN_NONZERO_TEMPERATURE = 0.01;
+
+/** Every sampling/decoding field of the request in engine terms (no promptTokens, no seed: see choiceSeeds). */
+export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<GenerateRequest, 'promptTokens' | 'seed'> {
+  const vocab = tok.vocabSize;
+  const out: Omit<GenerateRequest, 'promptTokens' | 'seed'> = {};
+  const { value: maxOut } = requestedMaxTokens(r);
+  if (maxOut > 0) out.maxTokens = maxOut; // omitted: until EOS or the context is full
+  let temperature = r.temperature ?? 1.0; // vLLM's built-in default; we read no generation_config
+  if (temperature > 0 && temperature < MIN_NONZERO_TEMPERATURE) temperature = MIN_NONZERO_TEMPERATURE;
+  out.temperature = temperature;
+  if (r.top_p != null) out.topP = r.top_p;
+  if (r.top_k != null) out.topK = r.top_k;
+  if (r.min_p != null) out.minP = r.min_p;
+  if (r.repetition_penalty != null) out.repetitionPenalty = r.repetition_penalty;
+  if (r.frequency_penalty !== 0) out.frequencyPenalty = r.frequency_penalty;
+  if (r.presence_penalty !== 0) out.presencePenalty = r.presence_penalty;
+  if (r.logit_bias != null) {
+    const bias: Record<string, number> = {};
+    const ids: number[] = [];
+    for (const [key, value] of Object.entries(r.logit_bias)) {
+      const id = Number.parseInt(key.trim(), 10);
+      ids.push(id);
+      bias[String(id)] = Math.min(100, Math.max(-100, value));
+    }
+    checkVocab('logit_bias', ids, vocab);
+    out.logitBias = bias;
+  }
+  if (r.allowed_token_ids != null) {
+    if (r.allowed_token_ids.some((t) => t >= vocab)) badRequest('allowed_token_ids contains out-of-vocab token id!', 'allowed_token_ids');
+    out.allowedTokenIds = r.allowed_token_ids;
+  }
+  if (r.bad_words && r.bad_words.length > 0) out.badWordsTokenIds = badWordsTokenIds(r.bad_words, tok);
+  if (r.stop.length > 0) out.stop = r.stop;
+  if (r.stop_token_ids.length > 0) {
+    checkVocab('stop_token_ids', r.stop_token_ids, vocab);
+    out.stopTokenIds = r.stop_token_ids;
+  }
+  if (r.include_stop_str_in_output) out.includeStopStrInOutput = true;
+  if (r.ignore_eos) out.ignoreEos = true;
+  if (r.min_tokens > 0) out.minTokens = r.min_tokens;
+  if (r.logprobs) out.logprobs = r.top_logprobs === -1 ? vocab : r.top_logprobs;
+  if (r.priority !== 0) out.priority = r.priority;
+  if (r.cache_salt != null) out.cacheSalt = r.cache_salt;
+  out.skipSpecialTokens = r.skip_special_tokens;
+  out.spacesBetweenSpecialTokens = r.spaces_between_special_tokens;
+  if (r.vllm_xargs != null && Object.keys(r.vllm_xargs).length > 0) out.xargs = r.vllm_xargs;
+  return out;
+}
+
+/**
+ * INTERIM (until GenerateRequest grows `n` and the native engine forks choices copy-on-write): the
+ * seed of each of the n separate generate calls. With a seed, choice i uses seed + i so choices
+ * differ yet the request stays reproducible; without one (or -1, vLLM's "no seed") every choice is
+ * unseeded and draws its own random stream. Replace this function, and the n-call loop in
+ * chat-completions.ts, by a single call with `n` once the engine supports it.
+ */
+export function choiceSeeds(seed: number | null | undefined, n: number): (number | undefined)[] {
+  const seeded = seed != null && seed !== -1;
+  return Array.from({ length: n }, (_, i) => (seeded ? seed + i : undefined));
+}

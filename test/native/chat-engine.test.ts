@@ -1,0 +1,255 @@
+// engine.chat / engine.chatStream end to end on stories260K with a request-supplied template: the
+// greedy oracle text (stream and non-stream), stop strings, logprobs, usage chunks, n=2 with a seed,
+// and every pre-engine error (422 detail, 400 template/priority/context, 404 model).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Engine, Model, NotFoundError, RequestValidationError, TemplateError, TokenmillError } from '../../lib/index.js';
+import type { ChatCompletionChunk, ChatStreamItem } from '../../lib/index.js';
+import { oraclesDir, stories260K } from '../helpers/shared.js';
+
+const oracle = JSON.parse(readFileSync(path.join(oraclesDir, 'stories260K.once-upon-a-time.n64.json'), 'utf8')) as { text: string; generatedTokens: number[]; promptTokens: number[] };
+const TEMPLATE = '{% for m in messages %}{{ m.content }}{% endfor %}';
+
+function req(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    messages: [{ role: 'user', content: 'Once upon a time' }],
+    chat_template: TEMPLATE,
+    add_special_tokens: true,
+    temperature: 0,
+    max_completion_tokens: 64,
+    ...extra,
+  };
+}
+
+async function collect(it: AsyncIterable<ChatStreamItem>): Promise<ChatCompletionChunk[]> {
+  const out: ChatCompletionChunk[] = [];
+  for await (const c of it) {
+    if ('error' in c) throw new Error(`stream error event: ${c.error.message}`);
+    out.push(c);
+  }
+  return out;
+}
+
+function streamedText(chunks: ChatCompletionChunk[], index = 0): string {
+  return chunks.flatMap((c) => c.choices).filter((c) => c.index === index).map((c) => c.delta.content ?? '').join('');
+}
+
+async function thrown(p: Promise<unknown> | (() => unknown)): Promise<unknown> {
+  try {
+    if (typeof p === 'function') await p();
+    else await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a throw');
+}
+
+let model: Model;
+let engine: Engine;
+
+beforeAll(async () => {
+  model = await Model.load(stories260K);
+  engine = await Engine.create(model, { threads: 1, maxNumSeqs: 8 });
+});
+
+afterAll(async () => {
+  await engine?.close();
+  model?.dispose();
+});
+
+describe('engine.chat on stories260K', () => {
+  test('greedy 64 tokens equal the llama.cpp oracle text, with usage, ids and fingerprint', async () => {
+    const r = await engine.chat(req({ return_token_ids: true, request_id: 'abc' }));
+    expect(r.object).toBe('chat.completion');
+    expect(r.id).toBe('chatcmpl-abc');
+    expect(r.model).toBe('stories260K');
+    expect(r.choices).toHaveLength(1);
+    expect(r.choices[0]!.message.role).toBe('assistant');
+    expect(r.choices[0]!.message.content).toBe(oracle.text);
+    expect(r.choices[0]!.finish_reason).toBe('length');
+    expect(r.choices[0]!.token_ids).toEqual(oracle.generatedTokens);
+    expect(r.prompt_token_ids).toEqual(oracle.promptTokens);
+    expect(r.usage).toEqual({ prompt_tokens: 5, completion_tokens: 64, total_tokens: 69, prompt_tokens_details: { cached_tokens: expect.any(Number) } });
+    expect(r.system_fingerprint).toMatch(/^tokenmill-\d+\.\d+\.\d+-[0-9a-f]{12}$/);
+    expect(r.system_fingerprint!.endsWith('270cba1bd510')).toBe(true); // sha256 of stories260K.gguf (oracle file)
+    expect(r.kv_transfer_params).toBeNull();
+    expect(Math.abs(r.created - Date.now() / 1000)).toBeLessThan(60);
+  });
+
+  test('stream: role chunk first, deltas join to the oracle text, finish on the last content chunk, usage chunk', async () => {
+    const chunks = await collect(engine.chatStream(req({ stream: true, stream_options: { include_usage: true } })));
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+    expect(streamedText(chunks)).toBe(oracle.text);
+    const last = chunks[chunks.length - 1]!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 64, total_tokens: 69 });
+    const finishers = chunks.filter((c) => c.choices[0]?.finish_reason != null);
+    expect(finishers).toHaveLength(1);
+    expect(finishers[0]).toBe(chunks[chunks.length - 2]);
+    expect(finishers[0]!.choices[0]!.finish_reason).toBe('length');
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+  });
+
+  test('stream without include_usage sends no usage chunk; continuous_usage_stats counts per chunk', async () => {
+    const plain = await collect(engine.chatStream(req({ stream: true, max_completion_tokens: 8 })));
+    expect(plain.every((c) => c.choices.length === 1 && c.usage === undefined)).toBe(true);
+    const cont = await collect(engine.chatStream(req({ stream: true, max_completion_tokens: 8, stream_options: { include_usage: true, continuous_usage_stats: true } })));
+    expect(cont[0]!.usage).toEqual({ prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 });
+    const withChoice = cont.filter((c) => c.choices.length > 0);
+    expect(withChoice[withChoice.length - 1]!.usage!.completion_tokens).toBe(8);
+  });
+
+  test('stop strings cut the text (or keep it with include_stop_str_in_output) and name the stop', async () => {
+    const r = await engine.chat(req({ stop: ['Lily'] }));
+    expect(r.choices[0]!.message.content).toBe(oracle.text.slice(0, oracle.text.indexOf('Lily')));
+    expect(r.choices[0]!.finish_reason).toBe('stop');
+    expect(r.choices[0]!.stop_reason).toBe('Lily');
+    const kept = await engine.chat(req({ stop: 'Lily', include_stop_str_in_output: true }));
+    expect(kept.choices[0]!.message.content).toBe(oracle.text.slice(0, oracle.text.indexOf('Lily') + 4));
+    const streamed = await collect(engine.chatStream(req({ stream: true, stop: ['Lily'] })));
+    expect(streamedText(streamed)).toBe(r.choices[0]!.message.content);
+  });
+
+  test('logprobs: one entry per token, token text from the vocabulary, bytes, sorted top list', async () => {
+    const r = await engine.chat(req({ max_completion_tokens: 6, logprobs: true, top_logprobs: 3 }));
+    const content = r.choices[0]!.logprobs!.content!;
+    expect(content).toHaveLength(6);
+    expect(content.map((e) => e.token).join('')).toBe(r.choices[0]!.message.content);
+    expect(content[0]!.token).toBe(',');
+    expect(content[1]!.token).toBe(' there');
+    expect(content[1]!.bytes).toEqual([...Buffer.from(' there')]);
+    for (const e of content) {
+      expect(e.logprob).toBeLessThanOrEqual(0);
+      expect(e.top_logprobs).toHaveLength(3);
+      expect(e.top_logprobs[0]!.token).toBe(e.token); // greedy: the chosen token is the best one
+      for (let i = 1; i < 3; i++) expect(e.top_logprobs[i]!.logprob).toBeLessThanOrEqual(e.top_logprobs[i - 1]!.logprob);
+    }
+    const ids = await engine.chat(req({ max_completion_tokens: 2, logprobs: true, return_tokens_as_token_ids: true }));
+    expect(ids.choices[0]!.logprobs!.content![0]!.token).toBe(`token_id:${oracle.generatedTokens[0]}`);
+    expect(ids.choices[0]!.logprobs!.content![0]!.top_logprobs).toEqual([]);
+    const none = await engine.chat(req({ max_completion_tokens: 2 }));
+    expect(none.choices[0]!.logprobs).toBeNull();
+  });
+
+  test('n=2 with a seed at temperature 1: two choices that differ, reproducible, usage summed', async () => {
+    const body = req({ n: 2, seed: 1234, temperature: 1, max_completion_tokens: 24 });
+    const a = await engine.chat(body);
+    const b = await engine.chat(body);
+    expect(a.choices.map((c) => c.index)).toEqual([0, 1]);
+    expect(a.choices[0]!.message.content).not.toBe(a.choices[1]!.message.content);
+    expect(b.choices.map((c) => c.message.content)).toEqual(a.choices.map((c) => c.message.content));
+    expect(a.usage.completion_tokens).toBe(48);
+    expect(a.usage.prompt_tokens).toBe(5);
+    const s = await collect(engine.chatStream({ ...body, stream: true }));
+    expect([streamedText(s, 0), streamedText(s, 1)]).toEqual(a.choices.map((c) => c.message.content));
+  });
+
+  test('echo prepends the last message when its role is the response role', async () => {
+    const r = await engine.chat(req({
+      messages: [{ role: 'assistant', content: 'Once upon a time' }],
+      add_generation_prompt: false, continue_final_message: true, echo: true, max_completion_tokens: 4,
+    }));
+    expect(r.choices[0]!.message.role).toBe('assistant');
+    expect(r.choices[0]!.message.content!.startsWith('Once upon a time, there')).toBe(true);
+  });
+
+  test('an aborted signal ends the request with finish_reason abort', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const r = await engine.chat(req(), { signal: ac.signal });
+    expect(r.choices[0]!.finish_reason).toBe('abort');
+    // Breaking out of a stream aborts the engine request (the engine is idle afterwards).
+    for await (const c of engine.chatStream(req({ stream: true, max_completion_tokens: 200 }))) {
+      if ('choices' in c && c.choices[0]?.delta.content) break;
+    }
+    for (let i = 0; i < 50 && engine.stats().running + engine.stats().waiting > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(engine.stats().running + engine.stats().waiting).toBe(0);
+  });
+
+  test('onUsage reports each request with its project', async () => {
+    const seen: unknown[] = [];
+    const e2 = await Engine.create(model, { threads: 1, servedModelName: 'tiny', onUsage: (u) => seen.push(u) });
+    try {
+      const r = await e2.chat(req({ model: 'tiny', max_completion_tokens: 3 }), { project: 'team/proj' });
+      expect(r.model).toBe('tiny');
+      expect(seen).toEqual([{ model: 'tiny', project: 'team/proj', promptTokens: 5, cachedTokens: expect.any(Number), completionTokens: 3, finishReasons: ['length'] }]);
+    } finally {
+      await e2.close();
+    }
+  });
+});
+
+describe('engine.chat errors', () => {
+  test('422 with every violation in detail', async () => {
+    const e = await thrown(engine.chat({ messages: [{ role: 1 }], temperature: 'hot', top_logprobs: 5 }));
+    expect(e).toBeInstanceOf(RequestValidationError);
+    expect(e).toBeInstanceOf(TokenmillError);
+    const err = e as RequestValidationError;
+    expect(err.status).toBe(422);
+    expect(err.detail).toEqual(expect.arrayContaining([
+      { loc: ['body', 'messages', 0, 'role'], msg: 'Input should be a valid string', type: 'string_type' },
+      { loc: ['body', 'temperature'], msg: 'Input should be a valid number', type: 'float_type' },
+      { loc: ['body'], msg: 'Value error, when using `top_logprobs`, `logprobs` must be set to true.', type: 'value_error' },
+    ]));
+    // chatStream throws at the call, before any iteration.
+    expect(() => engine.chatStream({ messages: 'x' })).toThrow(RequestValidationError);
+  });
+
+  test('400 when no template exists anywhere', async () => {
+    const e = (await thrown(engine.chat({ messages: [{ role: 'user', content: 'hi' }] }))) as TemplateError;
+    expect(e).toBeInstanceOf(TemplateError);
+    expect(e.status).toBe(400);
+    expect(e.message).toBe('This model has no chat template; pass chat_template in the request or start the server with --chat-template.');
+  });
+
+  test('a server-level template applies when the request has none', async () => {
+    const e2 = await Engine.create(model, { threads: 1, chatTemplate: TEMPLATE });
+    try {
+      const { chat_template: _t, ...body } = req({ max_completion_tokens: 5 });
+      const r = await e2.chat(body);
+      expect(r.choices[0]!.message.content).toBe(', there was a little g');
+    } finally {
+      await e2.close();
+    }
+  });
+
+  test('400 priority under fcfs; 404 unknown model; null model is fine', async () => {
+    const p = (await thrown(engine.chat(req({ priority: 3 })))) as TokenmillError;
+    expect(p.status).toBe(400);
+    expect(p.message).toBe('Got priority 3 but Priority scheduling is not enabled.');
+    const m = (await thrown(engine.chat(req({ model: 'gpt-4' })))) as TokenmillError;
+    expect(m).toBeInstanceOf(NotFoundError);
+    expect(m.status).toBe(404);
+    expect(m.param).toBe('model');
+    expect(m.message).toBe('The model `gpt-4` does not exist.');
+    const ok = await engine.chat(req({ model: null, max_completion_tokens: 1 }));
+    expect(ok.model).toBe('stories260K');
+  });
+
+  test('400 for context overflow, features not supported yet, and out-of-vocab ids', async () => {
+    const ctx = (await thrown(engine.chat(req({ max_completion_tokens: engine.maxModelLen - 2 })))) as TokenmillError;
+    expect(ctx.status).toBe(400);
+    expect(ctx.message).toBe(`You passed 5 input tokens and requested ${engine.maxModelLen - 2} output tokens. However, the model's context length is only ${engine.maxModelLen} tokens, resulting in a maximum input length of 2 tokens. Please reduce the length of the input prompt.`);
+    const big = (await thrown(engine.chat(req({ max_tokens: engine.maxModelLen + 1, max_completion_tokens: null })))) as TokenmillError;
+    expect(big.message).toBe(`max_tokens=${engine.maxModelLen + 1} cannot be greater than max_model_len=${engine.maxModelLen}.`);
+    for (const [body, text] of [
+      [{ use_beam_search: true }, 'use_beam_search is not supported yet.'],
+      [{ prompt_logprobs: 1 }, 'prompt_logprobs is not supported yet.'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, "response_format of type 'json_schema' is not supported yet."],
+      [{ structured_outputs: { regex: 'a+' } }, 'structured_outputs is not supported yet.'],
+      [{ stop_token_ids: [100000] }, 'token_id(s) [100000] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: 512'],
+      [{ allowed_token_ids: [5, 512] }, 'allowed_token_ids contains out-of-vocab token id!'],
+    ] as const) {
+      const e = (await thrown(engine.chat(req(body)))) as TokenmillError;
+      expect(e.status, text).toBe(400);
+      expect(e.message).toBe(text);
+    }
+  });
+
+  test('truncate_prompt_tokens keeps the last tokens', async () => {
+    const r = await engine.chat(req({ truncate_prompt_tokens: 2, return_token_ids: true, max_completion_tokens: 1 }));
+    expect(r.prompt_token_ids).toEqual(oracle.promptTokens.slice(-2));
+    expect(r.usage.prompt_tokens).toBe(2);
+  });
+});
