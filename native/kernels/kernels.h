@@ -54,6 +54,17 @@ struct kernel_table {
     // Attention over an F16 KV cache: dot of F32 a with F16 b (n), and y (n) += a * F16 x.
     float (*dot_f32_f16)(const float * a, const uint16_t * b, int64_t n);
     void (*axpy_f16)(float a, const uint16_t * x, float * y, int64_t n);
+    // Causal attention of one (token, head) over a paged F16 KV cache, with llama.cpp's CPU flash-attention
+    // numerics: query rounded to F16; score_j = dot(q16, k_j) * scale in F32; online softmax whose value
+    // accumulator is rounded to F16 after every update; out = acc / S. Keys are visited in order 0..n_ctx-1,
+    // so the result depends only on this (token, head)'s data (batch invariance).
+    // q: (head_dim) F32; out: (head_dim); scratch: (2, head_dim) floats, not aliasing q or out.
+    // Key/value j: k_base/v_base + block_table[j / block_size] * block_stride + (j % block_size) * slot_stride,
+    // each (head_dim) F16 (strides in elements; the bases already point at the layer and KV head).
+    // pre: head_dim >= 1, n_ctx >= 1, block_size >= 1, block_table covers positions 0..n_ctx-1.
+    void (*attend_f16)(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
+                       int32_t block_size, const uint16_t * k_base, const uint16_t * v_base, size_t block_stride,
+                       size_t slot_stride, float * out, float * scratch);
 };
 
 enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2 };

@@ -72,7 +72,7 @@ private:
     std::vector<float> proj_;     // (max_tokens, n_embd) output of attn_output / ffn_down
     std::vector<float> gate_;     // (max_tokens, n_ff)
     std::vector<float> up_;       // (max_tokens, n_ff)
-    std::vector<float> vacc_;     // (n_threads, 2, head_dim) per worker: value accumulator, F16-rounded query
+    std::vector<float> vacc_;     // (n_threads, 2, head_dim) per worker: attend_f16's scratch (accumulator, F16 query)
     std::vector<float> out_h_;    // (max_outputs, n_embd) final-normed rows that produce logits
     std::vector<uint8_t> mm_scratch_;  // matmul's converted activation rows
 };

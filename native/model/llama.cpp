@@ -27,13 +27,6 @@ void add_bias(float * y, const weight & b, int64_t n_rows) {
 
 const float * f32(const weight & w) { return reinterpret_cast<const float *>(w.data); }
 
-// Attention over the F16 cache: dot(q, k) in one fixed order.
-float dot_f32_f16(const float * q, const uint16_t * k, int64_t n) {
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; ++i) sum += q[i] * quant::fp16_to_fp32(k[i]);
-    return sum;
-}
-
 
 } // namespace
 
@@ -148,43 +141,24 @@ void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
     const int64_t n_workers = pool_.n_threads();
     const float scale = 1.0f / std::sqrt(float(hd));
 
-    // NOTE(attention): llama.cpp's numerics, so logits match it to ~1e-4 rather than ~1e-2: the query is
-    // rounded to F16 before its dot products with the F16 keys, the softmax is computed in F32 with a
-    // double sum, and the normalised probabilities are rounded to F16 before weighting the F16 values.
+    // NOTE(attention): llama.cpp's CPU flash-attention numerics (F16 query, online softmax, F16 value
+    // accumulator), so logits match node-llama-cpp's to ~1e-3; the kernel (kernel_table::attend_f16)
+    // documents them. Each (token, head) pair is computed whole by one worker over its own sequence's
+    // keys in order, so results do not depend on the batch or the thread count.
+    const size_t slot_stride = size_t(kv_.row_elems());                      // one (n_head_kv, head_dim) row
+    const size_t block_stride = size_t(k_kv_block_size) * slot_stride;
+    const uint16_t * k_layer = kv_.k_row(layer, 0, 0);   // (n_blocks, block_size, n_head_kv, head_dim) F16
+    const uint16_t * v_layer = kv_.v_row(layer, 0, 0);   // (n_blocks, block_size, n_head_kv, head_dim) F16
     pool_.parallel_for(n_workers, [&](int64_t worker) {
-        float * acc = vacc_.data() + worker * 2 * hd;
-        float * q16 = acc + hd;
+        float * scratch = vacc_.data() + worker * 2 * hd;   // (2, head_dim) this worker's kernel scratch
         const int64_t begin = n_pairs * worker / n_workers, end = n_pairs * (worker + 1) / n_workers;
         for (int64_t pair = begin; pair < end; ++pair) {
             const int64_t t = pair / hp_.n_head, h = pair % hp_.n_head;
             const seq_blocks & s = batch.seqs[batch.seq_index[t]];
-            const int32_t n_ctx = batch.positions[t] + 1;
-            const float * q = q_.data() + t * n_q + h * hd;
             const int64_t kv_off = (h / group) * hd;
-            for (int64_t i = 0; i < hd; ++i) q16[i] = quant::fp16_to_fp32(quant::fp32_to_fp16(q[i]));
-
-            // Online softmax over the keys with an F16 value accumulator (llama.cpp's CPU flash attention).
-            float m = -INFINITY, sum = 0.0f;
-            std::fill(acc, acc + hd, 0.0f);
-            for (int32_t j = 0; j < n_ctx; ++j) {
-                const uint16_t * k = kv_.k_row(layer, s.table[j / k_kv_block_size], j % k_kv_block_size) + kv_off;
-                const uint16_t * v = kv_.v_row(layer, s.table[j / k_kv_block_size], j % k_kv_block_size) + kv_off;
-                const float sc = dot_f32_f16(q16, k, hd) * scale;
-                float ms = 1.0f, vs;
-                if (sc > m) {
-                    const float m_old = m;
-                    m = sc;
-                    ms = j == 0 ? 0.0f : std::exp(m_old - m);
-                    for (int64_t i = 0; i < hd; ++i) acc[i] = quant::fp16_to_fp32(quant::fp32_to_fp16(acc[i] * ms));
-                    vs = 1.0f;
-                } else {
-                    vs = std::exp(sc - m);
-                }
-                for (int64_t i = 0; i < hd; ++i) acc[i] = quant::fp16_to_fp32(quant::fp32_to_fp16(acc[i] + quant::fp16_to_fp32(v[i]) * vs));
-                sum = sum * ms + vs;
-            }
-            for (int64_t i = 0; i < hd; ++i) acc[i] /= sum;
-            std::copy(acc, acc + hd, attn_.data() + t * n_q + h * hd);
+            kt_.attend_f16(q_.data() + t * n_q + h * hd, hd, scale, batch.positions[t] + 1, s.table, k_kv_block_size,
+                           k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride,
+                           attn_.data() + t * n_q + h * hd, scratch);
         }
     });
 }

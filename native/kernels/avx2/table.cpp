@@ -20,6 +20,7 @@ void fill(kernel_table & t) {
     t.axpy_f32 = axpy_f32;
     t.dot_f32_f16 = dot_f32_f16;
     t.axpy_f16 = axpy_f16;
+    t.attend_f16 = attend_f16;
 }
 
 } // namespace tmill::kernels::avx2
