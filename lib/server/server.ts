@@ -1,0 +1,222 @@
+// NOTE(server/server): the HTTP adapter on node:http (SPEC §2). Every request gets an X-Request-Id
+// (echoed when the client sent one). Pipeline: route (404/405) → auth for /v1 (401) → readiness and
+// draining (503) → content type (415) → body with a byte limit (413) → JSON (422 json_invalid) → route
+// handler. Draining stops accepting, lets running requests finish up to a timeout, then aborts them by
+// destroying their sockets (which aborts their engine requests), and flushes usage before closing the
+// database.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseJsonBody } from '../openai/validate.js';
+import { openDatabase, type Database } from '../store/database.js';
+import { UsageRecorder } from '../store/usage.js';
+import { KeyChecker, parseProject } from './auth.js';
+import { errorResponse, handleChat } from './chat-route.js';
+import { HttpError, isJsonContentType, readBody, sendError, sendJson, sendValidation } from './http-io.js';
+import { handleTrajectoryLog } from './log-route.js';
+import { ModelMetrics, renderMetrics } from './metrics.js';
+import type { LogLevel, ServedModel, ServerOptions, UsageReport } from './types.js';
+
+export interface TokenmillServer extends http.Server {
+  /** Resolves when every model is loaded (rejects when loading failed). */
+  readonly ready: Promise<void>;
+  /** Stops accepting, waits for running requests up to `timeoutMs`, aborts the rest, closes the store. */
+  drain(timeoutMs?: number): Promise<void>;
+  /** The sink for engines' onUsage hooks (with engineReportsUsage): counts one finished request. */
+  recordUsage(report: UsageReport): void;
+}
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warning: 30, error: 40 };
+const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+
+type Route = { methods: string[]; handler: 'chat' | 'models' | 'log' | 'health' | 'metrics'; modelId?: string };
+
+function route(pathname: string): Route | null {
+  const p = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
+  if (p === '/v1/chat/completions') return { methods: ['POST'], handler: 'chat' };
+  if (p === '/v1/models') return { methods: ['GET'], handler: 'models' };
+  if (p === '/health') return { methods: ['GET'], handler: 'health' };
+  if (p === '/metrics') return { methods: ['GET'], handler: 'metrics' };
+  const m = /^\/v1\/preview\/models\/([^/]+)\/log$/.exec(p);
+  if (m) {
+    let modelId: string;
+    try {
+      modelId = decodeURIComponent(m[1]!);
+    } catch {
+      return null;
+    }
+    return { methods: ['POST'], handler: 'log', modelId };
+  }
+  return null;
+}
+
+/** SPEC §1: an http.Server (not yet listening) serving `options.models`. */
+export function createServer(options: ServerOptions): TokenmillServer {
+  const level = LEVELS[options.logLevel ?? 'info'];
+  const log = (lv: LogLevel, message: string): void => {
+    if (LEVELS[lv] < level) return;
+    if (options.log) options.log(lv, message);
+    else process.stderr.write(`tokenmill ${lv}: ${message}\n`);
+  };
+  const keys = new KeyChecker(options.apiKeys ?? []);
+  const maxBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  let models: readonly ServedModel[] | null = Array.isArray(options.models) ? (options.models as readonly ServedModel[]) : null;
+  let draining = false;
+  const metrics = new Map<string, ModelMetrics>();
+  const metricsOf = (id: string): ModelMetrics => {
+    let m = metrics.get(id);
+    if (!m) metrics.set(id, (m = new ModelMetrics()));
+    return m;
+  };
+  const ownsDb = options.database === undefined;
+  let db: Database | null = null;
+  let usage: UsageRecorder | null = null;
+  const store = (): { db: Database; usage: UsageRecorder } => {
+    if (!db) {
+      db = options.database ?? openDatabase(options.dataDir ?? './tokenmill-data');
+      usage = new UsageRecorder(db, options.usageFlushMs ?? 1000);
+    }
+    return { db, usage: usage! };
+  };
+  store();
+  const active = new Set<ServerResponse>();
+
+  const ready = Promise.resolve(options.models).then((list) => {
+    if (list.length === 0) throw new Error('createServer: at least one model is needed');
+    const ids = new Set<string>();
+    for (const m of list) {
+      if (ids.has(m.id)) throw new Error(`createServer: model id '${m.id}' is served twice`);
+      ids.add(m.id);
+      metricsOf(m.id);
+    }
+    models = list;
+  });
+  ready.catch(() => undefined);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    const headers = { 'X-Request-Id': requestId };
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const r = route(url.pathname);
+    if (!r) {
+      if (url.pathname.startsWith('/v1') && !keys.check(req.headers.authorization)) throw new HttpError(401, 'Invalid or missing API key');
+      throw new HttpError(404, `Not found: ${req.method} ${url.pathname}`);
+    }
+    if (r.handler !== 'health' && r.handler !== 'metrics' && !keys.check(req.headers.authorization)) {
+      throw new HttpError(401, 'Invalid or missing API key');
+    }
+    if (!r.methods.includes(req.method ?? '')) {
+      throw new HttpError(405, `Method ${req.method} not allowed on ${url.pathname}; use ${r.methods.join(', ')}.`, null, { Allow: r.methods.join(', ') });
+    }
+    if (r.handler === 'health') {
+      if (!models || draining) sendJson(res, 503, { status: draining ? 'draining' : 'loading' });
+      else sendJson(res, 200, { status: 'ok' });
+      return;
+    }
+    if (r.handler === 'metrics') {
+      const text = renderMetrics((models ?? []).map((m) => ({
+        id: m.id,
+        metrics: metricsOf(m.id),
+        blockSize: options.blockSize ?? 16,
+        stats: () => {
+          try {
+            return m.engine.stats();
+          } catch {
+            return null;
+          }
+        },
+      })));
+      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    if (draining) throw new HttpError(503, 'The server is shutting down.');
+    if (!models) throw new HttpError(503, 'The model is still loading.');
+    const served = models;
+    if (r.handler === 'models') {
+      const created = Math.floor(Date.now() / 1000);
+      sendJson(res, 200, {
+        object: 'list',
+        data: served.map((m) => ({ id: m.id, object: 'model', created, owned_by: 'tokenmill', root: m.root ?? m.engine.model?.info?.path ?? m.id, parent: null, max_model_len: m.engine.maxModelLen })),
+      }, headers);
+      return;
+    }
+    const project = parseProject(req.headers['openai-project']);
+    if (!project) throw new HttpError(400, 'Invalid OpenAI-Project header: expected <team>/<project> (non-empty parts, at most 128 characters, no control characters).', 'OpenAI-Project');
+    if (!isJsonContentType(req.headers['content-type'])) {
+      throw new HttpError(415, `Unsupported Media Type: Only 'application/json' is allowed`);
+    }
+    const text = await readBody(req, maxBytes);
+    const parsed = parseJsonBody(text);
+    if (!parsed.ok) {
+      sendValidation(res, parsed.detail);
+      return;
+    }
+    if (r.handler === 'chat') {
+      await handleChat({ res, body: parsed.value, project, headers, models: served, metricsOf, usage: store().usage, options, onError: (e) => log('error', `request ${requestId}: ${String((e as Error)?.stack ?? e)}`) });
+      return;
+    }
+    handleTrajectoryLog({ res, body: parsed.value, modelId: r.modelId!, models: served, db: store().db, headers });
+  };
+
+  const server = http.createServer({ requestTimeout: options.requestTimeoutMs ?? 300_000, keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000 }, (req, res) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && incoming.length > 0 && incoming.length <= 256 ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    active.add(res);
+    res.once('close', () => active.delete(res));
+    handle(req, res, requestId).catch((error: unknown) => {
+      const [status, body] = errorResponse(error);
+      if (status >= 500) log('error', `request ${requestId}: ${String((error as Error)?.stack ?? error)}`);
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      const extra = error instanceof HttpError ? error.headers : {};
+      if (status === 422 && (body as { detail?: unknown }).detail) sendJson(res, 422, body, extra);
+      else sendJson(res, status, body, extra);
+      if (extra.Connection === 'close') res.once('finish', () => req.socket.destroy());
+    });
+  }) as TokenmillServer;
+  server.headersTimeout = Math.min(60_000, options.requestTimeoutMs ?? 60_000);
+
+  let drained: Promise<void> | null = null;
+  const closeStore = (): void => {
+    if (usage) usage.close();
+    usage = null;
+    if (db && ownsDb) db.close();
+    db = null;
+  };
+  Object.defineProperty(server, 'ready', { value: ready });
+  Object.defineProperty(server, 'drain', {
+    value: (timeoutMs = 30_000): Promise<void> => {
+      if (drained) return drained;
+      draining = true;
+      drained = (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const deadline = Date.now() + timeoutMs;
+        while (active.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        for (const res of active) res.destroy();
+        server.closeAllConnections();
+        await closed;
+        // Give aborted requests a moment to report their usage before the final flush.
+        await new Promise((r) => setTimeout(r, 50));
+        closeStore();
+      })();
+      return drained;
+    },
+  });
+  Object.defineProperty(server, 'recordUsage', {
+    value: (report: UsageReport): void => {
+      const project = parseProject(report.project ?? undefined) ?? { team: 'default', project: 'default' };
+      // After the store closed (late report of a request aborted by the drain) there is nowhere to write.
+      usage?.record({ ...project, model: report.model, promptTokens: report.promptTokens, cachedTokens: report.cachedTokens, completionTokens: report.completionTokens });
+    },
+  });
+  server.once('close', () => {
+    if (!drained) closeStore();
+  });
+  return server;
+}
+
+export { sendError };

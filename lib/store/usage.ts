@@ -1,0 +1,103 @@
+// NOTE(store/usage): request handlers only add to an in-memory map keyed by (day, team, project,
+// model); a timer flushes it in one transaction off the request path. `close()` flushes what is left,
+// so a graceful shutdown loses nothing. A failed flush keeps the rows for the next attempt.
+import type { Database } from './database.js';
+
+export interface UsageDelta {
+  team: string;
+  project: string;
+  model: string;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+}
+
+export interface UsageRow {
+  day: string;
+  team: string;
+  project: string;
+  model: string;
+  requests: number;
+  prompt_tokens: number;
+  cached_tokens: number;
+  completion_tokens: number;
+}
+
+/** UTC day YYYY-MM-DD of `at`. */
+export function utcDay(at: Date = new Date()): string {
+  return at.toISOString().slice(0, 10);
+}
+
+export class UsageRecorder {
+  #db: Database;
+  #pending = new Map<string, UsageRow>();
+  #timer: NodeJS.Timeout | null;
+  #upsert;
+
+  constructor(db: Database, flushIntervalMs = 1000) {
+    this.#db = db;
+    this.#upsert = db.prepare(`INSERT INTO usage (day, team, project, model, requests, prompt_tokens, cached_tokens, completion_tokens)
+      VALUES (@day, @team, @project, @model, @requests, @prompt_tokens, @cached_tokens, @completion_tokens)
+      ON CONFLICT (day, team, project, model) DO UPDATE SET
+        requests = requests + excluded.requests, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+        cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`);
+    this.#timer = setInterval(() => this.flush(), flushIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** Counts one request; cheap (no I/O). */
+  record(delta: UsageDelta, at: Date = new Date()): void {
+    const day = utcDay(at);
+    const key = JSON.stringify([day, delta.team, delta.project, delta.model]);
+    let row = this.#pending.get(key);
+    if (!row) {
+      row = { day, team: delta.team, project: delta.project, model: delta.model, requests: 0, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0 };
+      this.#pending.set(key, row);
+    }
+    row.requests += 1;
+    row.prompt_tokens += delta.promptTokens;
+    row.cached_tokens += delta.cachedTokens;
+    row.completion_tokens += delta.completionTokens;
+  }
+
+  /** Writes the pending rows in one transaction. */
+  flush(): void {
+    if (this.#pending.size === 0) return;
+    const rows = [...this.#pending.values()];
+    this.#pending.clear();
+    try {
+      this.#db.transaction(() => {
+        for (const r of rows) this.#upsert.run(r);
+      })();
+    } catch (error) {
+      // Put them back (merged with anything recorded since) so the next flush retries.
+      for (const r of rows) {
+        const key = JSON.stringify([r.day, r.team, r.project, r.model]);
+        const cur = this.#pending.get(key);
+        if (!cur) this.#pending.set(key, r);
+        else {
+          cur.requests += r.requests;
+          cur.prompt_tokens += r.prompt_tokens;
+          cur.cached_tokens += r.cached_tokens;
+          cur.completion_tokens += r.completion_tokens;
+        }
+      }
+      throw error;
+    }
+  }
+
+  /** Final flush; stops the timer. */
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    this.flush();
+  }
+}
+
+/** Usage rows from `since` (YYYY-MM-DD, inclusive) on, ordered by day, team, project, model. */
+export function readUsage(db: Database, since?: string): UsageRow[] {
+  return db
+    .prepare(`SELECT day, team, project, model, requests, prompt_tokens, cached_tokens, completion_tokens FROM usage
+      WHERE day >= ? ORDER BY day, team, project, model`)
+    .all(since ?? '0000-00-00') as UsageRow[];
+}
