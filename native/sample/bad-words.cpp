@@ -35,6 +35,21 @@ private:
 
 } // namespace
 
+std::vector<std::vector<int32_t>> bad_words_token_ids(const std::vector<std::string> & words, const tokenize_fn & tokenize) {
+    std::vector<std::vector<int32_t>> out;
+    for (const auto & word : words) {
+        size_t start = 0;
+        while (start < word.size() && std::string(" \t\n\r\v\f").find(word[start]) != std::string::npos) ++start;
+        const std::string stripped = word.substr(start);
+        std::vector<int32_t> plain = tokenize(stripped);
+        if (plain.empty()) continue;
+        std::vector<int32_t> spaced = tokenize(" " + stripped);
+        out.push_back(plain);
+        if (!spaced.empty() && spaced[0] != plain[0] && spaced.size() == plain.size()) out.push_back(std::move(spaced));
+    }
+    return out;
+}
+
 processor_ptr make_bad_words(const sampling_params & p, const request_shape & shape) {
     std::vector<std::vector<int32_t>> words;
     std::vector<int32_t> bad;

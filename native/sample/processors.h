@@ -5,6 +5,9 @@
 
 #include "sample/logits-processor.h"
 
+#include <functional>
+#include <string>
+
 namespace tmill {
 
 processor_ptr make_allowed_token_ids(const sampling_params & p, const request_shape & shape);
@@ -18,6 +21,13 @@ processor_ptr make_temperature(const sampling_params & p, const request_shape & 
 processor_ptr make_min_p(const sampling_params & p, const request_shape & shape);
 processor_ptr make_top_k(const sampling_params & p, const request_shape & shape);
 processor_ptr make_top_p(const sampling_params & p, const request_shape & shape);
+
+// vLLM's bad-word expansion (SamplingParams.update_from_tokenizer): each word, left-stripped, is
+// tokenized as-is and with a leading space; the spaced variant is kept only when it starts with a
+// different token and has the same length. `tokenize` encodes without special tokens. The result
+// feeds sampling_params::bad_words_token_ids. (Only ASCII whitespace is stripped.)
+using tokenize_fn = std::function<std::vector<int32_t>(const std::string & text)>;
+std::vector<std::vector<int32_t>> bad_words_token_ids(const std::vector<std::string> & words, const tokenize_fn & tokenize);
 
 // The temperature the sampler actually uses: 0 for greedy (t < 1e-5), at least 0.01 otherwise (vLLM).
 float effective_temperature(float temperature);

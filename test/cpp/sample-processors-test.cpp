@@ -253,3 +253,22 @@ TM_TEST("sample: py_float formats like Python repr") {
     CHECK_EQ(tmill::py_float(123456.0f), std::string("123456.0"));
     CHECK_EQ(tmill::py_float(1e20f), std::string("1e+20"));
 }
+
+TM_TEST("sample: bad_words_token_ids expands words like vLLM") {
+    // A toy tokenizer: "hello" → [1], " hello" → [2], "bad word" → [3, 4], " bad word" → [5, 4],
+    // "x y" → [6, 7], " x y" → [8] (different length: the spaced variant is dropped).
+    auto tok = [](const std::string & s) -> std::vector<int32_t> {
+        if (s == "hello") return {1};
+        if (s == " hello") return {2};
+        if (s == "bad word") return {3, 4};
+        if (s == " bad word") return {5, 4};
+        if (s == "x y") return {6, 7};
+        if (s == " x y") return {8};
+        if (s == "same") return {9};
+        if (s == " same") return {9};
+        return {};
+    };
+    auto ids = tmill::bad_words_token_ids({"  hello", "bad word", "x y", "same", ""}, tok);
+    const std::vector<std::vector<int32_t>> expect = {{1}, {2}, {3, 4}, {5, 4}, {6, 7}, {9}};
+    CHECK(ids == expect);
+}
