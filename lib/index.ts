@@ -18,3 +18,6 @@ export {
 } from './engine/errors.js';
 export { RequestValidationError } from './openai/validate.js';
 export { TemplateError } from './chat/template.js';
+export { createServer } from './server/server.js';
+export type { TokenmillServer } from './server/server.js';
+export type { ServerOptions, ServedModel, ChatEngineLike, LogLevel } from './server/types.js';

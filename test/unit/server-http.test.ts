@@ -1,0 +1,230 @@
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../lib/store/database.js';
+import { readUsage } from '../../lib/store/usage.js';
+import { exportTrajectoryGroups } from '../../lib/store/trajectories.js';
+import { createServer, type TokenmillServer } from '../../lib/server/server.js';
+import type { ChatCallOptions, ChatEngineLike, ServerOptions } from '../../lib/server/types.js';
+import { KeyChecker, parseProject } from '../../lib/server/auth.js';
+
+// A fake chat engine: answers "hello" in two chunks; `slow` streams forever until aborted.
+class FakeEngine implements ChatEngineLike {
+  running = 0;
+  aborted = 0;
+  readonly maxModelLen = 128;
+  readonly model = { info: { path: '/models/fake.gguf' } };
+  stats() {
+    return { running: this.running, waiting: 0, kvCacheUsage: 0.25, kvBlocksTotal: 8, kvBlocksFree: 6, prefixCacheQueries: 3, prefixCacheHits: 1, preemptions: 0, promptTokens: 10, generationTokens: 4 };
+  }
+  async chat(request: unknown, _o?: ChatCallOptions) {
+    const r = request as { model?: string; priority?: number };
+    if (r.priority) throw Object.assign(new Error(`Got priority ${r.priority} but Priority scheduling is not enabled.`), { status: 400, param: 'priority' });
+    return {
+      id: 'chatcmpl-1', object: 'chat.completion' as const, created: 1, model: r.model ?? 'fake',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, logprobs: null, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9, prompt_tokens_details: { cached_tokens: 3 } },
+    } as never;
+  }
+  async *chatStream(request: unknown, o?: ChatCallOptions) {
+    const r = request as { model?: string; slow?: boolean; stream_options?: { include_usage?: boolean } };
+    const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1, model: r.model ?? 'fake' };
+    this.running++;
+    try {
+      yield { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] } as never;
+      let n = 0;
+      do {
+        if (o?.signal?.aborted) break;
+        yield { ...base, choices: [{ index: 0, delta: { content: 'hel' }, logprobs: null, finish_reason: null }] } as never;
+        n++;
+        await new Promise((res) => setTimeout(res, 5));
+      } while (r.slow);
+      const aborted = o?.signal?.aborted === true;
+      if (aborted) this.aborted++;
+      yield { ...base, choices: [{ index: 0, delta: { content: 'lo' }, logprobs: null, finish_reason: aborted ? 'abort' : 'stop' }] } as never;
+      if (r.stream_options?.include_usage) yield { ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: n + 1, total_tokens: n + 6 } } as never;
+    } finally {
+      this.running--;
+    }
+  }
+}
+
+const dirs: string[] = [];
+const servers: TokenmillServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.drain(1000);
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function start(extra: Partial<ServerOptions> = {}) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tm-server-'));
+  dirs.push(dataDir);
+  const engine = new FakeEngine();
+  const server = createServer({ models: [{ id: 'fake', engine }], dataDir, usageFlushMs: 20, log: () => undefined, ...extra });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await server.ready;
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { server, engine, base, dataDir };
+}
+
+const json = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const chatBody = { model: 'fake', messages: [{ role: 'user', content: 'hi' }] };
+
+describe('server: auth helpers', () => {
+  it('checks bearer keys case-insensitively on the scheme, and only configured keys', () => {
+    const k = new KeyChecker(['sk-1', 'sk-2']);
+    expect(k.check('Bearer sk-1')).toBe(true);
+    expect(k.check('bearer sk-2')).toBe(true);
+    expect(k.check('Bearer sk-3')).toBe(false);
+    expect(k.check('Basic sk-1')).toBe(false);
+    expect(k.check(undefined)).toBe(false);
+    expect(new KeyChecker([]).check(undefined)).toBe(true);
+  });
+  it('parses OpenAI-Project and rejects malformed values', () => {
+    expect(parseProject(undefined)).toEqual({ team: 'default', project: 'default' });
+    expect(parseProject('acme/web')).toEqual({ team: 'acme', project: 'web' });
+    for (const bad of ['acme', '/web', 'acme/', 'a/\u0001', `a/${'x'.repeat(130)}`]) expect(parseProject(bad)).toBeNull();
+  });
+});
+
+describe('server: routes and errors', () => {
+  it('serves models, health, metrics; 404/405 envelopes; trailing slash; X-Request-Id echo', async () => {
+    const { base } = await start();
+    const models = await (await fetch(`${base}/v1/models/`)).json();
+    expect(models).toMatchObject({ object: 'list', data: [{ id: 'fake', object: 'model', owned_by: 'tokenmill', root: '/models/fake.gguf', max_model_len: 128 }] });
+    const h = await fetch(`${base}/health`, { headers: { 'x-request-id': 'abc' } });
+    expect(h.status).toBe(200);
+    expect(h.headers.get('x-request-id')).toBe('abc');
+    expect(await h.json()).toEqual({ status: 'ok' });
+    const nf = await fetch(`${base}/nope`);
+    expect(nf.status).toBe(404);
+    expect((await nf.json()).error).toMatchObject({ type: 'NotFoundError', code: 404 });
+    expect(nf.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const na = await fetch(`${base}/v1/models`, { method: 'DELETE' });
+    expect(na.status).toBe(405);
+    expect((await na.json()).error.code).toBe(405);
+  });
+
+  it('requires a bearer key on /v1 only, with the 401 envelope', async () => {
+    const { base } = await start({ apiKeys: ['sk-test'] });
+    const r = await fetch(`${base}/v1/models`);
+    expect(r.status).toBe(401);
+    expect(await r.json()).toEqual({ error: { message: 'Invalid or missing API key', type: 'AuthenticationError', param: null, code: 401 } });
+    expect((await fetch(`${base}/v1/models`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${base}/v1/models`, { headers: { authorization: 'bearer sk-test' } })).status).toBe(200);
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+  });
+
+  it('415, 413 (read stops at the limit), 422 json_invalid and validation detail, 404 model, 400 from the engine', async () => {
+    const { base } = await start({ maxRequestBytes: 1024 });
+    const ct = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    expect(ct.status).toBe(415);
+    expect((await ct.json()).error.type).toBe('UnsupportedMediaTypeError');
+    const big = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, pad: 'x'.repeat(5000) }));
+    expect(big.status).toBe(413);
+    expect((await big.json()).error.code).toBe(413);
+    const bad = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"messages": [' });
+    expect(bad.status).toBe(422);
+    expect((await bad.json()).detail[0]).toMatchObject({ type: 'json_invalid', loc: ['body', 14] });
+    const v = await fetch(`${base}/v1/chat/completions`, json({ messages: [{ content: 'x' }], temperature: 'hot' }));
+    expect(v.status).toBe(422);
+    const detail = (await v.json()).detail as { loc: unknown[] }[];
+    expect(detail.map((d) => d.loc)).toEqual(expect.arrayContaining([['body', 'messages', 0, 'role'], ['body', 'temperature']]));
+    const nm = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, model: 'other' }));
+    expect(nm.status).toBe(404);
+    expect(await nm.json()).toEqual({ error: { message: 'The model `other` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
+    const pr = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, priority: 3 }));
+    expect(pr.status).toBe(400);
+    expect((await pr.json()).error).toMatchObject({ type: 'BadRequestError', param: 'priority', code: 400 });
+    const proj = await fetch(`${base}/v1/chat/completions`, json(chatBody, { 'openai-project': 'noslash' }));
+    expect(proj.status).toBe(400);
+    expect((await proj.json()).error.param).toBe('OpenAI-Project');
+  });
+});
+
+describe('server: chat, usage, metrics', () => {
+  it('answers non-stream and stream chat, counts usage per project, hides the usage chunk unless asked', async () => {
+    const { base, server, dataDir } = await start();
+    const r = await fetch(`${base}/v1/chat/completions`, json(chatBody, { 'openai-project': 'acme/web' }));
+    expect(r.status).toBe(200);
+    expect((await r.json()).choices[0].message.content).toBe('hello');
+    const s = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, stream: true }));
+    expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = (await s.text()).split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
+    expect(chunks.map((c) => c.choices[0]?.delta.content).join('')).toBe('hello');
+    expect(chunks.every((c) => c.usage === undefined)).toBe(true);
+    const su = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, stream: true, stream_options: { include_usage: true } }));
+    const last = (await su.text()).split('\n\n').filter(Boolean).slice(-2)[0]!;
+    expect(JSON.parse(last.slice(6))).toMatchObject({ choices: [], usage: { prompt_tokens: 5 } });
+    await server.drain(1000);
+    const db = openDatabase(dataDir);
+    expect(readUsage(db).map(({ day: _d, ...rest }) => rest)).toEqual([
+      { team: 'acme', project: 'web', model: 'fake', requests: 1, prompt_tokens: 7, cached_tokens: 3, completion_tokens: 2 },
+      { team: 'default', project: 'default', model: 'fake', requests: 2, prompt_tokens: 10, cached_tokens: 0, completion_tokens: 4 },
+    ]);
+    db.close();
+  });
+
+  it('a client disconnect mid-stream aborts the request; metrics show it finished as abort with 0 running', async () => {
+    const { base, engine } = await start();
+    const ac = new AbortController();
+    const s = await fetch(`${base}/v1/chat/completions`, { ...json({ ...chatBody, stream: true, slow: true }), signal: ac.signal });
+    const reader = s.body!.getReader();
+    await reader.read();
+    expect(engine.running).toBe(1);
+    ac.abort();
+    for (let i = 0; i < 100 && engine.running > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(engine.running).toBe(0);
+    expect(engine.aborted).toBe(1);
+    const text = await (await fetch(`${base}/metrics`)).text();
+    expect(text).toContain('# TYPE vllm:num_requests_running gauge');
+    expect(text).toContain('vllm:num_requests_running{model_name="fake"} 0');
+    expect(text).toContain('vllm:request_success_total{model_name="fake",finished_reason="abort"} 1');
+    expect(text).toContain('vllm:kv_cache_usage_perc{model_name="fake"} 0.25');
+    expect(text).toContain('vllm:cache_config_info{model_name="fake",block_size="16",num_gpu_blocks="8"} 1');
+    expect(text).toMatch(/vllm:e2e_request_latency_seconds_bucket\{model_name="fake",le="\+Inf"\} 1\n/);
+    expect(text).toMatch(/vllm:e2e_request_latency_seconds_count\{model_name="fake"\} 1\n/);
+    expect(text).toContain('# TYPE vllm:time_to_first_token_seconds histogram');
+  });
+
+  it('health is 503 while models load and while draining', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tm-server-'));
+    dirs.push(dataDir);
+    let resolve!: (v: { id: string; engine: ChatEngineLike }[]) => void;
+    const server = createServer({ models: new Promise((r) => (resolve = r)), dataDir, log: () => undefined });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    expect((await fetch(`${base}/health`)).status).toBe(503);
+    expect((await fetch(`${base}/v1/models`)).status).toBe(503);
+    resolve([{ id: 'fake', engine: new FakeEngine() }]);
+    await server.ready;
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+  });
+});
+
+describe('server: trajectory log', () => {
+  it('stores a log in one transaction and replies with metrics; 422 and 404', async () => {
+    const { base, dataDir, server } = await start();
+    const body = { model_id: 'fake', split: 'val', trajectory_groups: [{ trajectories: [{ reward: 1, messages_and_choices: [{ role: 'user', content: 'q' }] }, { reward: 0 }], exceptions: [] }] };
+    const r = await fetch(`${base}/v1/preview/models/fake/log`, json(body));
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ object: 'trajectory_log', model: 'fake', split: 'val', groups: 1, trajectories: 2, metrics: { 'val/reward': 0.5, 'val/reward_std_dev': 0.5, 'val/exception_rate': 0 } });
+    const bad = await fetch(`${base}/v1/preview/models/fake/log`, json({ trajectory_groups: [{ trajectories: [{ reward: 'x' }] }] }));
+    expect(bad.status).toBe(422);
+    const locs = ((await bad.json()).detail as { loc: unknown[] }[]).map((d) => d.loc);
+    expect(locs).toEqual(expect.arrayContaining([['body', 'split'], ['body', 'trajectory_groups', 0, 'trajectories', 0, 'reward']]));
+    const nf = await fetch(`${base}/v1/preview/models/other/log`, json(body));
+    expect(nf.status).toBe(404);
+    await server.drain(1000);
+    const db = openDatabase(dataDir);
+    expect([...exportTrajectoryGroups(db, 'fake')]).toHaveLength(1);
+    db.close();
+  });
+});
