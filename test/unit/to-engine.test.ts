@@ -1,0 +1,127 @@
+// The chat request → engine request mapping, without the addon: sampling fields, vocab checks,
+// bad_words tokenization, truncation and the context-length messages, interim per-choice seeds.
+import { describe, expect, test } from 'vitest';
+import { InvalidArgumentError } from '../../lib/engine/errors.js';
+import {
+  badWordsTokenIds, choiceSeeds, fitPrompt, rejectUnsupported, requestedMaxTokens, samplingFields,
+  type TokenizerView,
+} from '../../lib/openai/to-engine.js';
+import { parseChatRequest } from '../../lib/openai/validate.js';
+
+const base = { messages: [{ role: 'user', content: 'hi' }] };
+const chat = (extra: Record<string, unknown> = {}) => parseChatRequest({ ...base, ...extra });
+
+// A toy tokenizer: one token per character (id = char code), a leading space merges into the
+// next character as id 1000 + code (a distinct "word start" token, like SPM's ▁x).
+const tok: TokenizerView = {
+  vocabSize: 2000,
+  tokenize(text) {
+    const out: number[] = [];
+    for (let i = 0; i < text.length; i++) {
+      if (text[i] === ' ' && i + 1 < text.length) { out.push(1000 + text.charCodeAt(i + 1)); i++; } else out.push(text.charCodeAt(i));
+    }
+    return out;
+  },
+};
+
+function error400(f: () => unknown): InvalidArgumentError {
+  try { f(); } catch (e) { expect(e).toBeInstanceOf(InvalidArgumentError); expect((e as InvalidArgumentError).status).toBe(400); return e as InvalidArgumentError; }
+  throw new Error('expected a 400');
+}
+
+describe('samplingFields', () => {
+  test('defaults: temperature 1, special-token options, nothing else', () => {
+    expect(samplingFields(chat(), tok)).toEqual({ temperature: 1, skipSpecialTokens: true, spacesBetweenSpecialTokens: true });
+  });
+
+  test('every field maps to its engine name', () => {
+    const f = samplingFields(chat({
+      max_completion_tokens: 7, max_tokens: 99, temperature: 0.5, top_p: 0.9, top_k: 40, min_p: 0.05,
+      repetition_penalty: 1.1, frequency_penalty: 0.5, presence_penalty: -0.5, logit_bias: { ' 5': 300, '6': -1 },
+      allowed_token_ids: [1, 2], bad_words: ['ab'], stop: 'x', stop_token_ids: [3], include_stop_str_in_output: true,
+      ignore_eos: true, min_tokens: 2, logprobs: true, top_logprobs: 4, priority: 2, cache_salt: 's',
+      skip_special_tokens: false, spaces_between_special_tokens: false, vllm_xargs: { k: 1 },
+    }), tok);
+    expect(f).toEqual({
+      maxTokens: 7, temperature: 0.5, topP: 0.9, topK: 40, minP: 0.05, repetitionPenalty: 1.1,
+      frequencyPenalty: 0.5, presencePenalty: -0.5, logitBias: { 5: 100, 6: -1 }, allowedTokenIds: [1, 2],
+      badWordsTokenIds: [[97, 98], [1097, 98]], stop: ['x'], stopTokenIds: [3], includeStopStrInOutput: true,
+      ignoreEos: true, minTokens: 2, logprobs: 4, priority: 2, cacheSalt: 's', skipSpecialTokens: false,
+      spacesBetweenSpecialTokens: false, xargs: { k: 1 },
+    });
+  });
+
+  test('max_tokens is used when max_completion_tokens is absent; tiny temperatures are raised to 0.01', () => {
+    expect(samplingFields(chat({ max_tokens: 9, temperature: 0.001 }), tok)).toMatchObject({ maxTokens: 9, temperature: 0.01 });
+    expect(samplingFields(chat({ temperature: 0 }), tok).temperature).toBe(0);
+    expect(samplingFields(chat({ logprobs: true }), tok).logprobs).toBe(0);
+    expect(samplingFields(parseChatRequest({ ...base, logprobs: true, top_logprobs: -1 }, { maxLogprobs: -1 }), tok).logprobs).toBe(2000);
+  });
+
+  test('out-of-vocab ids are 400s with vLLM wording', () => {
+    expect(error400(() => samplingFields(chat({ logit_bias: { '2000': 1 } }), tok)).message)
+      .toBe('token_id(s) [2000] in logit_bias contain out-of-vocab token ids. Vocabulary size: 2000');
+    expect(error400(() => samplingFields(chat({ stop_token_ids: [1, 5000] }), tok)).message)
+      .toBe('token_id(s) [5000] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: 2000');
+    expect(error400(() => samplingFields(chat({ allowed_token_ids: [2000] }), tok)).message).toBe('allowed_token_ids contains out-of-vocab token id!');
+  });
+});
+
+describe('badWordsTokenIds', () => {
+  test('bare and spaced forms; the spaced one only when it starts with a different token of the same length', () => {
+    expect(badWordsTokenIds(['  hi'], tok)).toEqual([[104, 105], [1104, 105]]);
+    const splitting: TokenizerView = { vocabSize: 10, tokenize: (t) => (t.startsWith(' ') ? [1, 2, 3] : [2, 3]) };
+    expect(badWordsTokenIds(['x'], splitting)).toEqual([[2, 3]]);
+    const same: TokenizerView = { vocabSize: 10, tokenize: () => [4] };
+    expect(badWordsTokenIds(['x'], same)).toEqual([[4]]);
+  });
+});
+
+describe('fitPrompt', () => {
+  const p = [1, 2, 3, 4, 5, 6, 7, 8];
+  test('passes a prompt that fits; omitted max tokens leaves room for at least one token', () => {
+    expect(fitPrompt(p, chat({ max_completion_tokens: 2 }), 10)).toEqual(p);
+    expect(fitPrompt(p, chat(), 9)).toEqual(p);
+    expect(error400(() => fitPrompt(p, chat(), 8)).message).toBe(
+      'The decoder prompt (length 8) plus the number of requested output tokens (at least 1) is longer than the maximum model length of 8. Make sure that `max_model_len` is no smaller than the number of text tokens plus at least one output token.');
+  });
+
+  test('context overflow and oversized max tokens use vLLM messages', () => {
+    const e = error400(() => fitPrompt(p, chat({ max_completion_tokens: 4 }), 10));
+    expect(e.message).toBe("You passed 8 input tokens and requested 4 output tokens. However, the model's context length is only 10 tokens, resulting in a maximum input length of 6 tokens. Please reduce the length of the input prompt.");
+    expect(e.param).toBe('input_tokens');
+    expect(error400(() => fitPrompt(p, chat({ max_completion_tokens: 11 }), 10)).message).toBe('max_completion_tokens=11 cannot be greater than max_model_len=10.');
+  });
+
+  test('truncate_prompt_tokens keeps the last K; -1 keeps what fits; too large is a 400', () => {
+    expect(fitPrompt(p, chat({ truncate_prompt_tokens: 3 }), 100)).toEqual([6, 7, 8]);
+    expect(fitPrompt(p, chat({ truncate_prompt_tokens: -1, max_completion_tokens: 5 }), 10)).toEqual([4, 5, 6, 7, 8]);
+    expect(fitPrompt(p, chat({ truncate_prompt_tokens: 20 }), 100)).toEqual(p);
+    expect(error400(() => fitPrompt(p, chat({ truncate_prompt_tokens: 6, max_completion_tokens: 5 }), 10)).message)
+      .toBe('truncate_prompt_tokens=6 cannot be greater than max_model_len - max_tokens = 5. Please request a smaller truncation size.');
+    expect(error400(() => fitPrompt([], chat(), 10)).message).toBe('The decoder prompt cannot be empty');
+  });
+
+  test('requestedMaxTokens prefers max_completion_tokens', () => {
+    expect(requestedMaxTokens(chat({ max_tokens: 3, max_completion_tokens: 4 }))).toEqual({ value: 4, field: 'max_completion_tokens' });
+    expect(requestedMaxTokens(chat({ max_tokens: 3 }))).toEqual({ value: 3, field: 'max_tokens' });
+    expect(requestedMaxTokens(chat())).toEqual({ value: 0, field: 'max_tokens' });
+  });
+});
+
+describe('rejectUnsupported and choiceSeeds', () => {
+  test('features the engine lacks are 400 "not supported yet"; text response_format passes', () => {
+    expect(error400(() => rejectUnsupported(chat({ use_beam_search: true }))).message).toBe('use_beam_search is not supported yet.');
+    expect(error400(() => rejectUnsupported(chat({ prompt_logprobs: 0 }))).message).toBe('prompt_logprobs is not supported yet.');
+    expect(error400(() => rejectUnsupported(chat({ response_format: { type: 'json_object' } }))).message).toBe("response_format of type 'json_object' is not supported yet.");
+    expect(error400(() => rejectUnsupported(chat({ repetition_detection: { max_pattern_size: 2, min_count: 2 } }))).message).toBe('repetition_detection is not supported yet.');
+    expect(() => rejectUnsupported(chat({ response_format: { type: 'text' }, repetition_detection: { max_pattern_size: 0 } }))).not.toThrow();
+  });
+
+  test('seed + index per choice; no seed (or -1) leaves every choice unseeded', () => {
+    expect(choiceSeeds(10, 3)).toEqual([10, 11, 12]);
+    expect(choiceSeeds(undefined, 2)).toEqual([undefined, undefined]);
+    expect(choiceSeeds(-1, 1)).toEqual([undefined]);
+    expect(choiceSeeds(null, 1)).toEqual([undefined]);
+  });
+});
