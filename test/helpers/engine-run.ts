@@ -1,0 +1,38 @@
+// Helpers for engine tests: collect a generation, make deterministic prompts.
+import type { Engine, GenerateEvent, GenerateRequest } from '../../lib/index.js';
+
+export interface Collected {
+  tokens: number[];
+  text: string;
+  events: GenerateEvent[];
+  last: GenerateEvent;
+}
+
+export async function collect(engine: Engine, request: GenerateRequest, signal?: AbortSignal): Promise<Collected> {
+  const events: GenerateEvent[] = [];
+  for await (const ev of engine.generate(request, { signal })) events.push(ev);
+  const last = events[events.length - 1];
+  if (!last) throw new Error('generation produced no events');
+  return { tokens: events.flatMap((e) => e.tokenIds), text: events.map((e) => e.text).join(''), events, last };
+}
+
+// Deterministic pseudo-random prompts over a vocabulary (token 0..2 are special in stories260K: skip them).
+export function prompts(count: number, minLen: number, maxLen: number, vocab: number, seed = 1): number[][] {
+  let s = seed >>> 0;
+  const next = (): number => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s;
+  };
+  return Array.from({ length: count }, () => {
+    const len = minLen + (next() % (maxLen - minLen + 1));
+    return [1, ...Array.from({ length: len - 1 }, () => 3 + (next() % (vocab - 3)))];
+  });
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}

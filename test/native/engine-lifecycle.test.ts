@@ -1,0 +1,81 @@
+// Engine life cycle and the boundary's promises: exactly one finish per request, idempotent abort, close
+// twice, disposed after close, priority order, and errors for bad requests that leave the engine serving.
+import { describe, expect, it } from 'vitest';
+import { DisposedError, Engine, InvalidArgumentError, Model } from '../../lib/index.js';
+import { collect } from '../helpers/engine-run.js';
+import { stories260K } from '../helpers/shared.js';
+
+describe('engine life cycle', () => {
+  it('close aborts running requests (each ends with abort), twice is fine, later calls throw disposed', async () => {
+    const model = await Model.load(stories260K);
+    const engine = await Engine.create(model, { kvCacheMemory: 1 << 20, threads: 1 });
+    const runs = [1, 2, 3].map(() => collect(engine, { promptTokens: [1, 403, 407], temperature: 0, ignoreEos: true }));
+    await new Promise((r) => setTimeout(r, 50));
+    await Promise.all([engine.close(), engine.close()]);
+    await engine.close();
+    for (const r of await Promise.all(runs)) {
+      expect(r.last.finishReason).toBe('abort');
+      expect(r.events.filter((e) => e.finishReason).length).toBe(1);
+    }
+    expect(() => engine.generate({ promptTokens: [1] })).toThrow(DisposedError);
+    expect(() => engine.stats()).toThrow(DisposedError);
+  });
+
+  it('an already-aborted signal ends at once; aborting after the finish is a no-op', async () => {
+    const model = await Model.load(stories260K);
+    const engine = await Engine.create(model, { kvCacheMemory: 1 << 20, threads: 1 });
+    const early = new AbortController();
+    early.abort();
+    const r = await collect(engine, { promptTokens: [1, 403], maxTokens: 5 }, early.signal);
+    expect(r.last.finishReason).toBe('abort');
+    const late = new AbortController();
+    const done = await collect(engine, { promptTokens: [1, 403], maxTokens: 3, temperature: 0 }, late.signal);
+    late.abort();
+    expect(done.last.finishReason).toBe('length');
+    const after = await collect(engine, { promptTokens: [1, 403], maxTokens: 3, temperature: 0 });
+    expect(after.tokens).toEqual(done.tokens);
+    await engine.close();
+  });
+
+  it('runs waiting requests by priority (lower first, ties by arrival) under the priority policy', async () => {
+    const model = await Model.load(stories260K);
+    const engine = await Engine.create(model, { kvCacheMemory: 1 << 20, threads: 1, maxNumSeqs: 1, schedulingPolicy: 'priority' });
+    const order: string[] = [];
+    const run = async (name: string, priority: number): Promise<void> => {
+      for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens: 8, temperature: 0, priority })) {
+        if (ev.finishReason) order.push(name);
+      }
+    };
+    await Promise.all([run('first', 5), run('low', 10), run('high', -3), run('mid', 5)]);
+    await engine.close();
+    // 'first' may be running before the others arrive (and 'high' may then preempt it); among the rest,
+    // priority decides, with the tie between the two 5s going to the earlier arrival.
+    expect(order.filter((n) => n !== 'first')).toEqual(['high', 'mid', 'low']);
+    expect(order.indexOf('first')).toBeLessThan(order.indexOf('mid'));
+  });
+
+  it('bad requests fail alone: validation errors throw, engine-side errors end with finishReason error', async () => {
+    const model = await Model.load(stories260K);
+    const engine = await Engine.create(model, { kvCacheMemory: 1 << 20, threads: 1, maxModelLen: 64 });
+    expect(() => engine.generate({ promptTokens: [] })).toThrow(InvalidArgumentError);
+    expect(() => engine.generate({ promptTokens: [1], temperature: -1 })).toThrow(/temperature/);
+    expect(() => engine.generate({ promptTokens: [1], topP: 0 })).toThrow(/topP/);
+    const oov = await collect(engine, { promptTokens: [1, 99_999], maxTokens: 2 });
+    expect(oov.last.finishReason).toBe('error');
+    expect(oov.last.error?.message).toMatch(/out of vocabulary/);
+    const tooLong = await collect(engine, { promptTokens: Array.from({ length: 60 }, () => 403), maxTokens: 10 });
+    expect(tooLong.last.finishReason).toBe('error');
+    expect(tooLong.last.error?.message).toMatch(/maximum context length is 64 tokens/);
+    const fine = await collect(engine, { promptTokens: [1, 403], maxTokens: 4, temperature: 0 });
+    expect(fine.last.finishReason).toBe('length');
+    const untilFull = await collect(engine, { promptTokens: Array.from({ length: 60 }, () => 403), temperature: 0, ignoreEos: true });
+    expect(untilFull.last.finishReason).toBe('length');
+    expect(untilFull.tokens.length).toBe(4);
+    await engine.close();
+  });
+
+  it('refuses to run a vocab-only model', async () => {
+    const model = await Model.load(stories260K, { vocabOnly: true });
+    await expect(Engine.create(model)).rejects.toThrow(/vocabOnly/);
+  });
+});

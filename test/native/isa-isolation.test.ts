@@ -1,0 +1,41 @@
+// A prebuild must run on any x86-64 with AVX2. Kernels for wider ISAs live in their own static libraries
+// and are chosen at run time, so AVX instructions may appear only in functions of those libraries: if an
+// inline function or template instantiated in an AVX-512 object were picked by the linker for baseline
+// callers, an AVX2-only CPU would crash. This disassembles the addon and checks where each register class is
+// used.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const addon = path.resolve(__dirname, '..', '..', 'build', 'Release', 'tokenmill.node');
+
+function functionsUsing(disassembly: string, register: RegExp): Set<string> {
+  const found = new Set<string>();
+  let current = '';
+  for (const line of disassembly.split('\n')) {
+    const header = /^[0-9a-f]+ <(.+)>:$/.exec(line);
+    if (header) current = header[1]!;
+    else if (register.test(line)) found.add(current);
+  }
+  return found;
+}
+
+describe('ISA isolation of the addon', () => {
+  const dump = spawnSync('objdump', ['-d', '-C', '--no-show-raw-insn', addon], { encoding: 'utf8', maxBuffer: 1 << 30 });
+
+  it('disassembles', () => {
+    expect(dump.status).toBe(0);
+  });
+
+  it('uses 512-bit registers only in avx512 kernels', () => {
+    const users = [...functionsUsing(dump.stdout, /%zmm|%k[1-7]\b/)];
+    expect(users.length).toBeGreaterThan(0); // the AVX-512 kernels are there and were seen
+    expect(users.filter((f) => !f.includes('avx512'))).toEqual([]);
+  });
+
+  it('uses 256-bit registers only in avx2 or avx512 kernels', () => {
+    const users = [...functionsUsing(dump.stdout, /%ymm/)];
+    expect(users.some((f) => f.includes('avx2'))).toBe(true);
+    expect(users.filter((f) => !f.includes('avx2') && !f.includes('avx512'))).toEqual([]);
+  });
+});
