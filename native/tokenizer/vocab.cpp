@@ -46,6 +46,7 @@ std::shared_ptr<const vocab> vocab::from_gguf(const gguf::file & f) {
     if (auto types = f.get_i32_array("tokenizer.ggml.token_type")) spec.types = std::move(*types);
     std::vector<std::string_view> merges;
     if (auto m = f.get_string_array("tokenizer.ggml.merges")) merges = std::move(*m);
+    else TM_CHECK(spec.model != "gpt2", tokenizer, f.path() + ": missing tokenizer.ggml.merges for a gpt2 (BPE) vocabulary");
     auto id = [&](const char * key, int64_t & out) {
         if (auto v = f.get_i64(key)) out = *v;
     };
