@@ -1,4 +1,5 @@
 // `tokenmill <command>`: the command-line entry (bin/tokenmill.cjs calls main()).
+import { generate, generateUsage } from './cli/generate.js';
 import { Model } from './engine/model.js';
 import { native } from './native/load.js';
 
@@ -7,6 +8,7 @@ const usage = `usage: tokenmill <command> [options]
 commands:
   inspect <model.gguf> [--json] [--tensors]   print a GGUF model's architecture, hyper-parameters,
                                               tokenizer and tensors
+  generate --model M.gguf --prompt TEXT       stream a completion of a raw prompt (see generate --help)
   version                                     print the package version and the CPU kernels in use
 `;
 
@@ -15,6 +17,12 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'inspect':
       return inspect(rest);
+    case 'generate':
+      if (rest.includes('--help')) {
+        process.stdout.write(generateUsage);
+        return 0;
+      }
+      return generate(rest);
     case 'version':
     case '--version':
       console.log(`tokenmill ${native().version} (kernels: ${native().cpuIsa()})`);
