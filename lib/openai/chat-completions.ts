@@ -48,10 +48,14 @@ export interface ChatStreamErrorEvent {
 
 export type ChatStreamItem = ChatCompletionChunk | ChatStreamErrorEvent;
 
+/** The parts of the core engine and the model the pipeline uses (tests substitute scripted ones). */
+export type ChatCore = Pick<CoreEngine, 'generate' | 'maxModelLen'>;
+export type ChatModel = Pick<Model, 'info' | 'tokenize' | 'tokenPiece'>;
+
 /** What the pipeline needs from the engine that runs it. */
 export interface ChatContext {
-  core: CoreEngine;
-  model: Model;
+  core: ChatCore;
+  model: ChatModel;
   servedModelName: string;
   maxLogprobs: number;
   schedulingPolicy: 'fcfs' | 'priority';

@@ -46,7 +46,20 @@ function defaultServedName(file: string): string {
   return path.basename(file).replace(/\.gguf$/i, '');
 }
 
+// One hash per file for the whole process (several engines may serve one model file).
+const fileHashes = new Map<string, Promise<string>>();
+
 function hashFile(file: string): Promise<string> {
+  let p = fileHashes.get(file);
+  if (!p) {
+    p = hashStream(file);
+    p.catch(() => fileHashes.delete(file));
+    fileHashes.set(file, p);
+  }
+  return p;
+}
+
+function hashStream(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
     createReadStream(file)

@@ -1,0 +1,161 @@
+// The chat pipeline (prepareChat → runChat / runChatStream) over a scripted core engine and a toy
+// model, without the addon: what reaches generate (per-choice seeds, prompt ids), engine failures
+// before and after output, abort on an early break, tool calls and reasoning, the usage hook.
+import { describe, expect, test } from 'vitest';
+import type { GenerateEvent, GenerateOptions } from '../../lib/engine/engine.js';
+import { EngineError, TokenmillError } from '../../lib/engine/errors.js';
+import type { GenerateRequest } from '../../lib/engine/generate-request.js';
+import { prepareChat, runChat, runChatStream } from '../../lib/openai/chat-completions.js';
+import type { ChatContext, ChatModel, ChatStreamItem, ChatUsageRecord } from '../../lib/openai/chat-completions.js';
+import type { ChatCompletionChunk } from '../../lib/openai/protocol.js';
+
+type Script = (req: GenerateRequest, call: number) => GenerateEvent[];
+
+const text = (s: string, extra: Partial<GenerateEvent> = {}): GenerateEvent => ({ tokenIds: [...s].map((c) => c.charCodeAt(0)), text: s, ...extra });
+const end = (s: string, completionTokens: number, finishReason: GenerateEvent['finishReason'] = 'stop', promptTokens = 2): GenerateEvent =>
+  text(s, { finishReason, stopReason: null, usage: { promptTokens, completionTokens, cachedTokens: 1 } });
+
+function fixture(script: Script, template = '{% for m in messages %}{{ m.content }}{% endfor %}') {
+  const calls: GenerateRequest[] = [];
+  const signals: AbortSignal[] = [];
+  const usage: ChatUsageRecord[] = [];
+  const model: ChatModel = {
+    info: { chatTemplate: template, bosTokenId: 1, eosTokenId: 2, vocabSize: 256, path: '/nonexistent/toy.gguf' } as ChatModel['info'],
+    tokenize: (t: string) => [...t].map((c) => c.charCodeAt(0) & 0xff),
+    tokenPiece: (id: number) => String.fromCharCode(id),
+  };
+  const ctx: ChatContext = {
+    core: {
+      maxModelLen: 64,
+      generate(req: GenerateRequest, opts: GenerateOptions = {}): AsyncIterable<GenerateEvent> {
+        const call = calls.length;
+        calls.push(req);
+        if (opts.signal) signals.push(opts.signal);
+        const events = script(req, call);
+        return (async function* () {
+          let done = 0;
+          for (const ev of events) {
+            await new Promise((r) => setTimeout(r, 1));
+            if (opts.signal?.aborted) {
+              yield end('', done, 'abort', req.promptTokens.length);
+              return;
+            }
+            done += ev.tokenIds.length;
+            yield ev;
+          }
+        })();
+      },
+    },
+    model,
+    servedModelName: 'toy',
+    maxLogprobs: 20,
+    schedulingPolicy: 'fcfs',
+    chatTemplate: null,
+    allowRequestChatTemplate: true,
+    toolCallParser: null,
+    reasoningParser: null,
+    responseRole: 'assistant',
+    returnTokensAsTokenIds: false,
+    tokenBytes: (id) => new TextEncoder().encode(String.fromCharCode(id)),
+    fingerprint: async () => 'tokenmill-test-000000000000',
+    onUsage: (u) => usage.push(u),
+  };
+  return { ctx, calls, signals, usage };
+}
+
+const body = (extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+async function drain(it: AsyncIterable<ChatStreamItem>): Promise<ChatStreamItem[]> {
+  const out: ChatStreamItem[] = [];
+  for await (const c of it) out.push(c);
+  return out;
+}
+
+describe('chat pipeline over a scripted engine', () => {
+  test('n=3 with a seed: three generate calls with seeds seed+i and the tokenized prompt', async () => {
+    const f = fixture((_req, call) => [text('a'), end(String(call), 2)]);
+    const r = await runChat(f.ctx, prepareChat(f.ctx, body({ n: 3, seed: 5, max_tokens: 4 })));
+    expect(f.calls.map((c) => c.seed)).toEqual([5, 6, 7]);
+    expect(f.calls[0]!.promptTokens).toEqual([104, 105]);
+    expect(f.calls[0]!.maxTokens).toBe(4);
+    expect(r.choices.map((c) => c.message.content)).toEqual(['a0', 'a1', 'a2']);
+    expect(r.usage).toEqual({ prompt_tokens: 2, completion_tokens: 6, total_tokens: 8, prompt_tokens_details: { cached_tokens: 1 } });
+    expect(r.system_fingerprint).toBe('tokenmill-test-000000000000');
+    expect(f.usage).toEqual([{ model: 'toy', project: null, promptTokens: 2, cachedTokens: 1, completionTokens: 6, finishReasons: ['stop', 'stop', 'stop'] }]);
+  });
+
+  test('an engine error before any output is a thrown 500 (chat and chatStream)', async () => {
+    const failing: Script = () => [{ tokenIds: [], text: '', finishReason: 'error', error: new EngineError('kv exploded', 'engine_fault', 500) }];
+    const f = fixture(failing);
+    const e = await runChat(f.ctx, prepareChat(f.ctx, body())).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TokenmillError);
+    expect((e as TokenmillError).status).toBe(500);
+    const s = runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true })));
+    const e2 = await s.next().catch((x: unknown) => x);
+    expect((e2 as TokenmillError).status).toBe(500);
+    // Without an error object the engine's failure is still a 500.
+    const g = fixture(() => [{ tokenIds: [], text: '', finishReason: 'error' }]);
+    expect(((await runChat(g.ctx, prepareChat(g.ctx, body())).catch((x: unknown) => x)) as TokenmillError).message).toBe('Internal server error');
+  });
+
+  test('an engine error after output: a non-stream 500; in a stream one error event, then the end', async () => {
+    const script: Script = () => [text('ab'), { tokenIds: [], text: '', finishReason: 'error' }];
+    const f = fixture(script);
+    expect(((await runChat(f.ctx, prepareChat(f.ctx, body())).catch((x: unknown) => x)) as TokenmillError).status).toBe(500);
+    const items = await drain(runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true }))));
+    expect(items).toHaveLength(3);
+    expect((items[0] as ChatCompletionChunk).choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+    expect((items[1] as ChatCompletionChunk).choices[0]!.delta).toEqual({ content: 'ab' });
+    expect(items[2]).toEqual({ error: { message: 'Internal server error', type: 'InternalServerError', param: null, code: 500 } });
+  });
+
+  test('breaking out of a stream aborts every choice', async () => {
+    const f = fixture(() => Array.from({ length: 50 }, () => text('x')));
+    for await (const c of runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true, n: 2, temperature: 1 })))) {
+      if ('choices' in c && c.choices[0]?.delta.content) break;
+    }
+    expect(f.signals).toHaveLength(2);
+    expect(f.signals.every((s) => s.aborted)).toBe(true);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(f.usage).toHaveLength(1);
+    expect(f.usage[0]!.finishReasons).toEqual(['abort', 'abort']);
+  });
+
+  test('hermes tool calls are parsed from the output when the template shows <tool_call>', async () => {
+    const tpl = '{% for m in messages %}{{ m.content }}{% endfor %}{# <tool_call> #}';
+    const out = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>';
+    const f = fixture(() => [text(out.slice(0, 20)), end(out.slice(20), out.length)], tpl);
+    const r = await runChat(f.ctx, prepareChat(f.ctx, body()));
+    expect(r.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(r.choices[0]!.message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }]);
+    const chunks = (await drain(runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true }))))) as ChatCompletionChunk[];
+    const calls = chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? []));
+    expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather' } });
+    expect(calls.map((c) => c.function.arguments ?? '').join('')).toBe('{"city": "Oslo"}');
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('tool_calls');
+    // tool_choice "none": nothing parsed.
+    const none = await runChat(f.ctx, prepareChat(f.ctx, body({ tool_choice: 'none' })));
+    expect(none.choices[0]!.message.content).toBe(out);
+    expect(none.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  test('reasoning is split when the template emits think tags; include_reasoning false drops it', async () => {
+    const tpl = '{% for m in messages %}{{ m.content }}{% endfor %}{# <think></think> #}';
+    const f = fixture(() => [text('<think>hmm'), end('</think>Yes.', 4)], tpl);
+    const r = await runChat(f.ctx, prepareChat(f.ctx, body()));
+    expect(r.choices[0]!.message.reasoning).toBe('hmm');
+    expect(r.choices[0]!.message.content).toBe('Yes.');
+    const dropped = await runChat(f.ctx, prepareChat(f.ctx, body({ include_reasoning: false })));
+    expect(dropped.choices[0]!.message).not.toHaveProperty('reasoning');
+    expect(dropped.choices[0]!.message.content).toBe('Yes.');
+  });
+
+  test('a refused request chat_template and bos/eos text reach the template', async () => {
+    const f = fixture(() => [end('ok', 1)], '{{ bos_token }}|{{ messages[0].content }}|{{ eos_token }}');
+    await runChat(f.ctx, prepareChat(f.ctx, body()));
+    expect(f.calls[0]!.promptTokens).toEqual([...'\u0001|hi|\u0002'].map((c) => c.charCodeAt(0)));
+    f.ctx.allowRequestChatTemplate = false;
+    const e = (() => { try { prepareChat(f.ctx, body({ chat_template: 'x' })); } catch (x) { return x as TokenmillError; } return null; })();
+    expect(e?.status).toBe(400);
+  });
+});
