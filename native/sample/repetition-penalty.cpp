@@ -38,7 +38,9 @@ private:
 } // namespace
 
 processor_ptr make_repetition_penalty(const sampling_params & p, const request_shape & shape) {
-    TM_CHECK(p.repetition_penalty > 0.0f && std::isfinite(p.repetition_penalty), invalid_argument,
+    TM_CHECK(std::isfinite(p.repetition_penalty), invalid_argument,
+             "repetition_penalty must be a finite number, got " + py_float(p.repetition_penalty) + ".");
+    TM_CHECK(p.repetition_penalty > 0.0f, invalid_argument,
              "repetition_penalty must be greater than zero, got " + py_float(p.repetition_penalty) + ".");
     if (p.repetition_penalty == 1.0f) return nullptr;
     TM_CHECK(shape.n_prompt == 0 || shape.prompt, invalid_argument, "repetition_penalty: prompt ids missing");

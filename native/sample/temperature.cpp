@@ -5,6 +5,8 @@
 #include "base/error.h"
 #include "sample/py-format.h"
 
+#include <cmath>
+
 namespace tmill {
 
 float effective_temperature(float temperature) {
@@ -31,8 +33,12 @@ private:
 } // namespace
 
 processor_ptr make_temperature(const sampling_params & p, const request_shape &) {
+    TM_CHECK(std::isfinite(p.temperature), invalid_argument,
+             "temperature must be a finite number, got " + py_float(p.temperature) + ".");
     TM_CHECK(p.temperature >= 0.0f, invalid_argument,
              "temperature must be non-negative, got " + py_float(p.temperature) + ".");
+    TM_CHECK(p.temperature <= 2.0f, invalid_argument,
+             "temperature must be in [0, 2], got " + py_float(p.temperature) + ".");
     float t = effective_temperature(p.temperature);
     if (t == 0.0f || t == 1.0f) return nullptr;
     return std::make_unique<temperature_processor>(t);

@@ -6,6 +6,7 @@
 #include "sample/processors.h"
 #include "sample/py-format.h"
 
+#include <limits>
 #include <string>
 
 using namespace tm_test::sample_util;
@@ -220,6 +221,15 @@ TM_TEST("sample: validation messages match vLLM") {
     p = {};
     p.temperature = -1.0f;
     CHECK_EQ(message_of([&] { tmill::make_temperature(p, s); }), std::string("temperature must be non-negative, got -1.0."));
+    p.temperature = 2.5f;
+    CHECK_EQ(message_of([&] { tmill::make_temperature(p, s); }), std::string("temperature must be in [0, 2], got 2.5."));
+    p.temperature = std::numeric_limits<float>::infinity();
+    CHECK_EQ(message_of([&] { tmill::make_temperature(p, s); }),
+             std::string("temperature must be a finite number, got inf."));
+    p = {};
+    p.repetition_penalty = std::numeric_limits<float>::quiet_NaN();
+    CHECK_EQ(message_of([&] { tmill::make_repetition_penalty(p, s); }),
+             std::string("repetition_penalty must be a finite number, got nan."));
     p = {};
     p.top_k = -2;
     CHECK_EQ(message_of([&] { tmill::make_top_k(p, s); }),
