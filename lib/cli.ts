@@ -2,6 +2,8 @@
 import { generate, generateUsage } from './cli/generate.js';
 import { Model } from './engine/model.js';
 import { native } from './native/load.js';
+import { serve } from './server/serve.js';
+import { trajectoriesCommand, usageCommand } from './store/commands.js';
 
 const usage = `usage: tokenmill <command> [options]
 
@@ -10,6 +12,12 @@ commands:
                                               tokenizer and tensors
   generate --model M.gguf --prompt TEXT       stream a completion of a raw prompt (see generate --help)
   version                                     print the package version and the CPU kernels in use
+  serve [--model M.gguf ...] [options]        OpenAI-compatible HTTP server (serve --help for the flags;
+                                              without --model: the built-in demo model)
+  usage [--data-dir D] [--since YYYY-MM-DD] [--json]
+                                              token usage per day, team, project and model
+  trajectories export --model ID [--split S] [--data-dir D]
+                                              logged trajectory groups as JSONL
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -23,6 +31,12 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       return generate(rest);
+    case 'serve':
+      return serve(rest);
+    case 'usage':
+      return usageCommand(rest);
+    case 'trajectories':
+      return trajectoriesCommand(rest);
     case 'version':
     case '--version':
       console.log(`tokenmill ${native().version} (kernels: ${native().cpuIsa()})`);

@@ -1,7 +1,7 @@
 // Random tensor data for synthetic GGUF models: F32/F16/BF16 values and Q8_0/Q4_0/Q4_K/Q5_K/Q6_K
 // blocks with random quants and sane random scales (dequantized magnitudes around `scale`).
 // Block layouts follow ggml's structs; only a valid layout is promised, not a particular distribution.
-import { tensorTypes, type TensorTypeName } from './gguf-writer.js';
+import { tensorTypes, type TensorTypeName } from './writer.js';
 
 // A small seeded PRNG (mulberry32); returns floats in [0, 1).
 export function makeRng(seed: number): () => number {

@@ -227,4 +227,4 @@ export class GGUFWriter {
   }
 }
 
-export { randomTensorData, makeRng, f32ToF16Bits, f32ToBf16Bits } from './gguf-weights.js';
+export { randomTensorData, makeRng, f32ToF16Bits, f32ToBf16Bits } from './weights.js';
