@@ -76,6 +76,8 @@ export class LlamacppSide implements Side {
     private readonly single: NlcContext,
     private readonly multi: NlcContext,
     private readonly singleSeq: NlcSequence,
+    // Taken once: a disposed sequence's id returns to the context only asynchronously.
+    private readonly multiSeqs: NlcSequence[],
     private readonly bias: NlcTokenBias,
   ) {}
 
@@ -88,7 +90,8 @@ export class LlamacppSide implements Side {
     const multi = await model.createContext({ contextSize: o.contextSize, sequences: o.streams, batchSize: o.batchSize, threads, flashAttention: true });
     const bias = new nlc.TokenBias(model.tokenizer);
     for (const [t, b] of logitBiasEntries(o.vocabSize, rng(99))) bias.set(t, { logit: b });
-    return new LlamacppSide(llama, model, single, multi, single.getSequence(), bias);
+    const multiSeqs = Array.from({ length: o.streams }, () => multi.getSequence());
+    return new LlamacppSide(llama, model, single, multi, single.getSequence(), multiSeqs, bias);
   }
 
   async prefill(prompt: number[]): Promise<number> {
@@ -129,19 +132,18 @@ export class LlamacppSide implements Side {
   }
 
   async aggregate(prompts: number[][], n: number): Promise<DecodeResult> {
-    const seqs = prompts.map(() => this.multi.getSequence());
-    try {
-      const t0 = process.hrtime.bigint();
-      const runs = await Promise.all(seqs.map((s, i) => LlamacppSide.run(s, prompts[i]!, n, { temperature: 0 }, [])));
-      const seconds = secondsSince(t0);
-      return { tokens: runs.reduce((a, r) => a + r.count, 0), seconds };
-    } finally {
-      for (const s of seqs) s.dispose();
-    }
+    if (prompts.length > this.multiSeqs.length) throw new Error(`${prompts.length} streams asked, the context has ${this.multiSeqs.length} sequences`);
+    const seqs = this.multiSeqs.slice(0, prompts.length);
+    await Promise.all(seqs.map((s) => s.clearHistory()));
+    const t0 = process.hrtime.bigint();
+    const runs = await Promise.all(seqs.map((s, i) => LlamacppSide.run(s, prompts[i]!, n, { temperature: 0 }, [])));
+    const seconds = secondsSince(t0);
+    return { tokens: runs.reduce((a, r) => a + r.count, 0), seconds };
   }
 
   async close(): Promise<void> {
     this.singleSeq.dispose();
+    for (const s of this.multiSeqs) s.dispose();
     await this.single.dispose();
     await this.multi.dispose();
     await this.model.dispose();

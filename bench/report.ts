@@ -34,7 +34,7 @@ export interface BenchResult {
   quick: boolean;
   threads: number;
   workload: Workload;
-  machine: { cpu: string; cpus: number; node: string; platform: string };
+  machine: { cpu: string; cpus: number; node: string; platform: string; loadavgBefore: number; loadavgAfter: number };
   peer: { package: string; version: string };
   model: { name: string; path: string; bytes: number; options: object };
   comparisons: Comparison[];
@@ -53,6 +53,7 @@ export function printTable(r: BenchResult): void {
   out.push(`tokenmill vs llama.cpp (node-llama-cpp ${r.peer.version}) — ${r.model.name}, ${(r.model.bytes / 1e9).toFixed(2)} GB, ` +
     `${r.threads} threads, ${r.workload.reps} reps${r.quick ? ' (QUICK smoke run)' : ''}`);
   out.push(`${r.machine.cpu} (${r.machine.cpus} cpus), node ${r.machine.node}, commit ${r.commit}`);
+  out.push(`1-minute load average before/after: ${fmt(r.machine.loadavgBefore, 2)} / ${fmt(r.machine.loadavgAfter, 2)} (the run itself adds up to ${r.threads})`);
   out.push('');
   const w = [46, 26, 26, 10];
   out.push(pad('metric (median [min-max])', w[0]!) + lpad('tokenmill', w[1]!) + lpad('llama.cpp', w[2]!) + lpad('ratio', w[3]!));

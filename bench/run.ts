@@ -61,6 +61,8 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
   const qwenVocab = path.join(sharedDir, 'models', 'vocab', 'ggml-vocab-qwen2.gguf');
   for (const f of [spmVocab, qwenVocab]) if (!existsSync(f)) throw new Error(`${f} not found (set TOKENMILL_SHARED)`);
   const w = opts.workload;
+  const loadBefore = os.loadavg()[0]!;
+  if (loadBefore > 0.5) log(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before the run; the machine is not idle`);
 
   const spec = mainModel(opts.quick, spmVocab);
   const cached = await ensureModel(opts.cacheDir, spec.name, spec.options, 32000, log);
@@ -121,7 +123,10 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
       quick: opts.quick,
       threads: opts.threads,
       workload: w,
-      machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+      machine: {
+        cpu: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`,
+        loadavgBefore: loadBefore, loadavgAfter: os.loadavg()[0]!,
+      },
       peer: { package: 'node-llama-cpp', version: await peerVersion(repoRoot) },
       model: { name: spec.name, path: cached.path, bytes: cached.bytes, options: { ...spec.options, vocab: path.basename(spmVocab) } },
       comparisons,
