@@ -20,6 +20,8 @@ export interface TokenLogprob {
 }
 
 export interface GenerateEvent {
+  /** Which choice this event belongs to (0 unless n > 1). */
+  index: number;
   tokenIds: number[];
   text: string;
   logprobs?: TokenLogprob[];
@@ -29,6 +31,8 @@ export interface GenerateEvent {
   usage?: { promptTokens: number; completionTokens: number; cachedTokens: number };
   /** With finishReason 'error'. */
   error?: TokenmillError;
+  /** The last event of the request (every choice has finished). */
+  done?: boolean;
 }
 
 export interface GenerateOptions {
@@ -66,7 +70,10 @@ export class Engine {
     }
   }
 
-  /** Streams one request's output; the last event carries finishReason and usage. */
+  /**
+   * Streams one request's output. Each choice ends with an event carrying finishReason and that choice's
+   * usage; the request's last event also has done: true.
+   */
   generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncIterable<GenerateEvent> {
     const handle = this.#live();
     const id = this.#nextId++;
@@ -74,7 +81,11 @@ export class Engine {
     const queue = new AsyncQueue<GenerateEvent>();
     const signal = options.signal;
     if (signal?.aborted) {
-      queue.push({ tokenIds: [], text: '', finishReason: 'abort', stopReason: null, usage: { promptTokens: nativeRequest.promptTokens.length, completionTokens: 0, cachedTokens: 0 } });
+      const usage = { promptTokens: nativeRequest.promptTokens.length, completionTokens: 0, cachedTokens: 0 };
+      const n = nativeRequest.n ?? 1;
+      for (let index = 0; index < n; index++) {
+        queue.push({ index, tokenIds: [], text: '', finishReason: 'abort', stopReason: null, usage, done: index === n - 1 });
+      }
       queue.close();
       return queue;
     }
@@ -138,7 +149,7 @@ export class Engine {
       const queue = this.#queues.get(rec.id);
       if (!queue) continue;
       queue.push(toEvent(rec));
-      if (rec.finish) {
+      if (rec.done) {
         queue.close();
         this.#queues.delete(rec.id);
       }
@@ -147,7 +158,7 @@ export class Engine {
 }
 
 function toEvent(rec: NativeRecord): GenerateEvent {
-  const event: GenerateEvent = { tokenIds: Array.from(rec.tokens), text: rec.text };
+  const event: GenerateEvent = { index: rec.seq, tokenIds: Array.from(rec.tokens), text: rec.text };
   if (rec.logprobs) {
     const { ids, logprobs, ranks, nTop } = rec.logprobs;
     const stride = nTop + 1;
@@ -164,5 +175,6 @@ function toEvent(rec: NativeRecord): GenerateEvent {
     event.usage = rec.usage;
     if (rec.error) event.error = fromNative(rec.error);
   }
+  if (rec.done) event.done = true;
   return event;
 }

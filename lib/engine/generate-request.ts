@@ -5,6 +5,8 @@ import type { NativeRequest } from '../native/types.js';
 
 export interface GenerateRequest {
   promptTokens: readonly number[] | Int32Array;
+  /** Choices sampled from the prompt, which is computed once and shared copy-on-write. Default 1. */
+  n?: number;
   /** Output token cap; omitted = until EOS or the context is full. */
   maxTokens?: number;
   temperature?: number;
@@ -30,6 +32,8 @@ export interface GenerateRequest {
   allowedTokenIds?: readonly number[];
   badWordsTokenIds?: readonly (readonly number[])[];
   xargs?: Readonly<Record<string, unknown>>;
+  /** vLLM's repetition_detection: stop with finishReason 'repetition' when the output ends in a repeated pattern. */
+  repetitionDetection?: { maxPatternSize?: number; minPatternSize?: number; minCount?: number };
 }
 
 function fail(what: string, name: string, value: unknown): never {
@@ -88,9 +92,21 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
       return [t, b];
     });
   }
+  let repetitionDetection: NativeRequest['repetitionDetection'];
+  if (r.repetitionDetection !== undefined && r.repetitionDetection !== null) {
+    const rd = r.repetitionDetection;
+    if (typeof rd !== 'object') fail('an object', 'repetitionDetection', rd);
+    repetitionDetection = {
+      maxPatternSize: intIn('repetitionDetection.maxPatternSize', rd.maxPatternSize, 0, I32) ?? 0,
+      minPatternSize: intIn('repetitionDetection.minPatternSize', rd.minPatternSize, 0, I32) ?? 0,
+      minCount: intIn('repetitionDetection.minCount', rd.minCount, 0, I32) ?? 0,
+    };
+  }
   const out: NativeRequest = {
     id,
     promptTokens: Int32Array.from(prompt),
+    n: intIn('n', r.n, 1, 65536),
+    repetitionDetection,
     maxTokens: intIn('maxTokens', r.maxTokens, 1, I32),
     temperature: numIn('temperature', r.temperature, 0, Number.MAX_VALUE),
     topP: numIn('topP', r.topP, 0, 1, true),

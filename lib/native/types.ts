@@ -91,6 +91,7 @@ export interface NativeEngineOptions {
 export interface NativeRequest {
   id: number;
   promptTokens: Int32Array;
+  n?: number;
   maxTokens?: number;
   temperature?: number;
   topP?: number;
@@ -115,10 +116,15 @@ export interface NativeRequest {
   allowedTokenIds?: number[];
   badWordsTokenIds?: number[][];
   xargs?: Record<string, unknown>;
+  repetitionDetection?: { maxPatternSize: number; minPatternSize: number; minCount: number };
 }
 
 export interface NativeRecord {
   id: number;
+  /** Choice index (0 unless n > 1). */
+  seq: number;
+  /** The request is over: this is the last record for its id. */
+  done?: boolean;
   tokens: Int32Array;
   text: string;
   /** Per token: the chosen token then nTop entries, flattened (nTop + 1 per token). */
@@ -140,6 +146,8 @@ export interface NativeEngineStats {
   preemptions: number;
   promptTokens: number;
   generationTokens: number;
+  /** Token positions run through the forward pass (prompt chunks and decode tokens). */
+  tokensComputed: number;
   steps: number;
 }
 

@@ -127,6 +127,15 @@ engine_request engine_request_from_js(const Napi::Object & o) {
     TM_CHECK(r.has("promptTokens"), invalid_argument, "promptTokens is required");
     q.prompt = r.ids("promptTokens");
     q.max_tokens = int32_t(r.integer("maxTokens", -1, -1, k_i32_max));
+    q.n = int32_t(r.integer("n", 1, 1, 1 << 16));
+    if (r.has("repetitionDetection")) {
+        Napi::Value v = r.get("repetitionDetection");
+        TM_CHECK(v.IsObject() && !v.IsArray(), invalid_argument, "Expected an object for repetitionDetection");
+        const reader rd(v.As<Napi::Object>());
+        q.repetition.max_pattern_size = int32_t(rd.integer("maxPatternSize", 0, 0, k_i32_max));
+        q.repetition.min_pattern_size = int32_t(rd.integer("minPatternSize", 0, 0, k_i32_max));
+        q.repetition.min_count = int32_t(rd.integer("minCount", 0, 0, k_i32_max));
+    }
     q.priority = r.integer("priority", 0, -(int64_t(1) << 53), int64_t(1) << 53);
     q.cache_salt = r.string("cacheSalt");
     q.stop = r.strings("stop");

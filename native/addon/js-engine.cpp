@@ -84,6 +84,8 @@ private:
 Napi::Object record_to_js(Napi::Env env, engine_record & rec) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("id", Napi::Number::New(env, double(rec.id)));
+    o.Set("seq", rec.seq);
+    if (rec.done) o.Set("done", true);
     Napi::Int32Array tokens = Napi::Int32Array::New(env, rec.tokens.size());
     std::copy(rec.tokens.begin(), rec.tokens.end(), tokens.Data());
     o.Set("tokens", tokens);
@@ -227,7 +229,7 @@ Napi::Value js_engine::drain(const Napi::CallbackInfo & info) {
         std::vector<engine_record> records = engine_->drain();
         Napi::Array out = Napi::Array::New(env, records.size());
         for (size_t i = 0; i < records.size(); ++i) {
-            if (records[i].finish != engine_finish::none) --n_in_flight_;
+            if (records[i].done) --n_in_flight_;
             out.Set(uint32_t(i), record_to_js(env, records[i]));
         }
         if (n_in_flight_ <= 0 && notify_refd_ && notify_live_) {
@@ -254,6 +256,7 @@ Napi::Value js_engine::stats(const Napi::CallbackInfo & info) {
         o.Set("preemptions", double(s.preemptions));
         o.Set("promptTokens", double(s.prompt_tokens));
         o.Set("generationTokens", double(s.generation_tokens));
+        o.Set("tokensComputed", double(s.tokens_computed));
         o.Set("steps", double(s.steps));
         return o;
     });

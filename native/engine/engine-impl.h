@@ -20,12 +20,19 @@
 
 namespace tmill {
 
-// Per-request state owned by the engine thread.
-struct active_request {
-    engine_request req;
+// One choice of a request: its own random stream, detokenizer, stop state and output.
+struct choice_state {
     std::unique_ptr<sampler> smp;
     std::unique_ptr<output_stream> out;
     std::vector<int32_t> output;       // (n_output) generated token ids, capacity max_tokens
+    bool finished = false;
+};
+
+// Per-request state owned by the engine thread.
+struct active_request {
+    engine_request req;
+    std::vector<choice_state> choices; // (n) indexed like the scheduler's sequences
+    int32_t n_live = 0;                // choices not finished
     int32_t max_tokens = 0;            // effective cap: min(request, max_model_len - n_prompt)
     int32_t n_cached_tokens = 0;
 };
@@ -57,7 +64,11 @@ private:
     void admit(engine_request && request);
     void step();
     void emit(engine_record && rec);
-    void finish(active_request & a, engine_finish reason, engine_record & rec);
+    // Marks choice `seq` finished with `reason` and fills rec's finish fields; true when it was the last.
+    bool finish_choice(active_request & a, int32_t seq, engine_finish reason, engine_record & rec);
+    // Ends every live choice of `a` with `reason` (abort, close), emitting one record each.
+    void finish_all(active_request & a, engine_finish reason);
+    void sample_entry(active_request & a, int32_t seq, const float * logits);
     void fail(uint64_t id, const char * code, const std::string & message);
     void publish_stats();
 
@@ -94,7 +105,8 @@ private:
     std::vector<float> logits_;                    // (max_num_seqs, n_vocab)
     std::vector<int32_t> sampled_;                 // (plan.n_samples)
     std::vector<engine_record> records_;           // (sequences sampled this step) before emit
-    uint64_t n_prompt_tokens_ = 0, n_generation_tokens_ = 0, n_steps_ = 0;
+    std::vector<float> row_copy_;                  // (n_vocab) one logits row, copied per choice of a fork
+    uint64_t n_prompt_tokens_ = 0, n_generation_tokens_ = 0, n_tokens_computed_ = 0, n_steps_ = 0;
 };
 
 } // namespace tmill

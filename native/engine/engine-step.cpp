@@ -1,6 +1,7 @@
 // One engine step: schedule → (block copies) → one batched forward pass → sample each sequence that
 // reached its last known token → commit → detokenize / stop checks → records. Plus admission.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "base/error.h"
@@ -21,6 +22,8 @@ void engine_impl::admit(engine_request && request) {
                      "prompt token " + std::to_string(t) + " at index " + std::to_string(i) + " is out of vocabulary (0.." +
                      std::to_string(n_vocab - 1) + ")");
         }
+        TM_CHECK(request.n >= 1 && request.n <= params_.max_num_seqs, invalid_argument,
+                 "n must be between 1 and maxNumSeqs (" + std::to_string(params_.max_num_seqs) + "), got " + std::to_string(request.n));
         TM_CHECK(request.max_tokens == -1 || request.max_tokens >= 1, invalid_argument,
                  "max_tokens must be at least 1, got " + std::to_string(request.max_tokens));
         const int32_t room = max_model_len_ - n_prompt;
@@ -29,6 +32,7 @@ void engine_impl::admit(engine_request && request) {
                  std::to_string(n_prompt + std::max(request.max_tokens, 0)) + " tokens (" + std::to_string(n_prompt) +
                  " in the messages, " + std::to_string(std::max(request.max_tokens, 0)) +
                  " in the completion). Please reduce the length of the messages or completion.");
+        validate_repetition_params(request.repetition);
 
         auto a = std::make_unique<active_request>();
         a->max_tokens = request.max_tokens == -1 ? room : request.max_tokens;
@@ -40,16 +44,28 @@ void engine_impl::admit(engine_request && request) {
         shape.max_output = a->max_tokens;
         shape.max_logprobs = params_.max_logprobs;
         shape.prompt = request.prompt.data();
-        a->smp = std::make_unique<sampler>(request.sampling, shape);
-        a->out = std::make_unique<output_stream>(*model_->vocab, request, a->max_tokens, max_model_len_);
-        a->output.reserve(size_t(a->max_tokens));
+        if (!request.sampling.has_seed) {
+            // One random seed for the request; each choice derives its own stream from (seed, index).
+            request.sampling.has_seed = true;
+            request.sampling.seed = int64_t(rng::random_seed() >> 1);
+        }
+        a->choices.resize(size_t(request.n));
+        for (int32_t c = 0; c < request.n; ++c) {
+            choice_state & ch = a->choices[size_t(c)];
+            sampling_params sp = request.sampling;
+            sp.choice_index = c;
+            ch.smp = std::make_unique<sampler>(sp, shape);
+            ch.out = std::make_unique<output_stream>(*model_->vocab, request, a->max_tokens, max_model_len_);
+            ch.output.reserve(size_t(a->max_tokens));
+        }
+        a->n_live = request.n;
 
         sched::request_params sp;
         sp.id = id;
         sp.prompt = request.prompt;
         sp.priority = request.priority;
         sp.cache_salt = request.cache_salt;
-        sp.n_seqs = 1;
+        sp.n_seqs = request.n;
         sp.n_max_tokens = a->max_tokens;
         a->req = std::move(request);
         scheduler_.submit(std::move(sp));
@@ -60,13 +76,53 @@ void engine_impl::admit(engine_request && request) {
     }
 }
 
-void engine_impl::finish(active_request & a, engine_finish reason, engine_record & rec) {
+bool engine_impl::finish_choice(active_request & a, int32_t seq, engine_finish reason, engine_record & rec) {
+    choice_state & ch = a.choices[size_t(seq)];
+    ch.finished = true;
+    --a.n_live;
     rec.finish = reason;
     rec.n_prompt_tokens = int32_t(a.req.prompt.size());
-    rec.n_completion_tokens = int32_t(a.output.size());
+    rec.n_completion_tokens = int32_t(ch.output.size());
     const sched::request * r = scheduler_.find(a.req.id);
     if (r && r->n_cached_tokens >= 0) a.n_cached_tokens = r->n_cached_tokens;
     rec.n_cached_tokens = a.n_cached_tokens;
+    rec.done = a.n_live == 0;
+    return rec.done;
+}
+
+void engine_impl::finish_all(active_request & a, engine_finish reason) {
+    for (int32_t c = 0; c < int32_t(a.choices.size()); ++c) {
+        if (a.choices[size_t(c)].finished) continue;
+        engine_record rec;
+        rec.id = a.req.id;
+        rec.seq = c;
+        finish_choice(a, c, reason, rec);
+        emit(std::move(rec));
+    }
+}
+
+// Samples the next token of choice `seq` from `logits` (left intact for the choice's siblings).
+void engine_impl::sample_entry(active_request & a, int32_t seq, const float * logits) {
+    choice_state & ch = a.choices[size_t(seq)];
+    std::memcpy(row_copy_.data(), logits, row_copy_.size() * sizeof(float));
+    token_history history;
+    history.prompt = a.req.prompt.data();
+    history.n_prompt = int32_t(a.req.prompt.size());
+    history.output = ch.output.data();
+    history.n_output = int32_t(ch.output.size());
+    const sample_result res = ch.smp->sample(row_copy_.data(), history, workspace_);
+    sampled_.push_back(res.token);
+
+    engine_record rec;
+    rec.id = a.req.id;
+    rec.seq = seq;
+    rec.tokens.push_back(res.token);
+    if (ch.smp->logprobs()) {
+        rec.n_top_logprobs = res.n_top;
+        rec.logprobs.push_back(logprob_entry{res.token, res.logprob, res.rank});
+        for (int32_t k = 0; k < res.n_top; ++k) rec.logprobs.push_back(logprob_entry{res.top[k].token, res.top[k].logprob, res.top[k].rank});
+    }
+    records_.push_back(std::move(rec));
 }
 
 void engine_impl::step() {
@@ -104,58 +160,47 @@ void engine_impl::step() {
     batch.n_outputs = n_out;
     forward_.run(batch, logits_.data());
     ++n_steps_;
+    n_tokens_computed_ += uint64_t(n_rows);
 
-    // Sample, in entry order, one token per sequence whose span reached its last known token.
-    const int32_t n_vocab = int32_t(model_->hp->n_vocab);
+    // Sample in entry order: one token per sequence whose span reached its last known token, or n tokens
+    // (one per choice, from the same row) when an n > 1 prompt completes and forks.
+    const size_t n_vocab = model_->hp->n_vocab;
     sampled_.clear();
     records_.clear();
     int32_t row = 0;
     for (const sched::plan_entry & e : plan_.entries) {
         if (!(e.need_logits && e.n_samples > 0)) continue;
         active_request & a = *active_.at(e.request_id);
-        float * logits = logits_.data() + size_t(row++) * size_t(n_vocab);
-        token_history history;
-        history.prompt = a.req.prompt.data();
-        history.n_prompt = int32_t(a.req.prompt.size());
-        history.output = a.output.data();
-        history.n_output = int32_t(a.output.size());
-        const sample_result res = a.smp->sample(logits, history, workspace_);
-        sampled_.push_back(res.token);
-
-        engine_record rec;
-        rec.id = e.request_id;
-        rec.tokens.push_back(res.token);
-        if (a.smp->logprobs()) {
-            rec.n_top_logprobs = res.n_top;
-            rec.logprobs.push_back(logprob_entry{res.token, res.logprob, res.rank});
-            for (int32_t k = 0; k < res.n_top; ++k) {
-                rec.logprobs.push_back(logprob_entry{res.top[k].token, res.top[k].logprob, res.top[k].rank});
-            }
+        const float * logits = logits_.data() + size_t(row++) * n_vocab;
+        if (e.n_samples == 1) {
+            sample_entry(a, e.seq_index, logits);
+        } else {
+            for (int32_t c = 0; c < e.n_samples; ++c) sample_entry(a, c, logits);
         }
-        records_.push_back(std::move(rec));
     }
     scheduler_.commit(plan_, sampled_.data(), int32_t(sampled_.size()));
 
     // Text, stops and limits, now that the scheduler holds the new tokens.
     for (engine_record & rec : records_) {
         active_request & a = *active_.at(rec.id);
+        choice_state & ch = a.choices[size_t(rec.seq)];
         const int32_t token = rec.tokens.front();
-        a.output.push_back(token);
+        ch.output.push_back(token);
         ++n_generation_tokens_;
-        const stop_event stop = a.out->push(token, a.output.data(), int32_t(a.output.size()), rec.text);
+        const stop_event stop = ch.out->push(token, ch.output.data(), int32_t(ch.output.size()), rec.text);
         engine_finish reason = stop.reason;
         rec.stop_string = stop.stop_string;
         rec.stop_token = stop.stop_token;
-        if (reason == engine_finish::none && int32_t(a.output.size()) >= a.max_tokens) {
-            reason = engine_finish::length;
-        }
+        if (reason == engine_finish::none && int32_t(ch.output.size()) >= a.max_tokens) reason = engine_finish::length;
         const uint64_t id = rec.id;
+        bool done = false;
         if (reason != engine_finish::none) {
-            finish(a, reason, rec);
-            scheduler_.finish_request(id);
+            done = finish_choice(a, rec.seq, reason, rec);
+            if (done) scheduler_.finish_request(id);
+            else scheduler_.finish_sequence(id, rec.seq);
         }
         emit(std::move(rec));
-        if (reason != engine_finish::none) active_.erase(id);
+        if (done) active_.erase(id);
     }
 }
 

@@ -88,6 +88,7 @@ engine_impl::engine_impl(std::shared_ptr<const model> m, const engine_params & p
     output_rows_.resize(size_t(params_.max_num_seqs));
     logits_.resize(size_t(params_.max_num_seqs) * model_->hp->n_vocab);
     sampled_.reserve(size_t(params_.max_num_seqs));
+    row_copy_.resize(model_->hp->n_vocab);
     publish_stats();
     thread_ = std::thread([this] { run(); });
 }
@@ -153,6 +154,7 @@ void engine_impl::fail(uint64_t id, const char * code, const std::string & messa
     rec.finish = engine_finish::error;
     rec.error_code = code;
     rec.error_message = message;
+    rec.done = true;
     emit(std::move(rec));
 }
 
@@ -178,12 +180,8 @@ void engine_impl::run() {
             if (c.what == inbox_command::kind::submit) {
                 admit(std::move(c.request));
             } else if (active_.count(c.id)) {
+                finish_all(*active_[c.id], engine_finish::abort);
                 scheduler_.abort(c.id);
-                active_request & a = *active_[c.id];
-                engine_record rec;
-                rec.id = c.id;
-                finish(a, engine_finish::abort, rec);
-                emit(std::move(rec));
                 active_.erase(c.id);
             }
         }
@@ -204,11 +202,8 @@ void engine_impl::run() {
     }
     // Closing: every live request ends with an abort record.
     for (auto & [id, a] : active_) {
+        finish_all(*a, engine_finish::abort);
         scheduler_.abort(id);
-        engine_record rec;
-        rec.id = id;
-        finish(*a, engine_finish::abort, rec);
-        emit(std::move(rec));
     }
     active_.clear();
     publish_stats();
@@ -227,6 +222,7 @@ void engine_impl::publish_stats() {
     stats_.preemptions = s.n_preemptions;
     stats_.prompt_tokens = n_prompt_tokens_;
     stats_.generation_tokens = n_generation_tokens_;
+    stats_.tokens_computed = n_tokens_computed_;
     stats_.steps = n_steps_;
 }
 

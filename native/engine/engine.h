@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/repetition-detector.h"
 #include "model/model.h"
 #include "sample/sampling-params.h"
 
@@ -39,6 +40,7 @@ const char * engine_finish_name(engine_finish r);
 struct engine_request {
     uint64_t id = 0;                       // unique among live requests (the caller allocates ids)
     std::vector<int32_t> prompt;           // (n_prompt) token ids, non-empty
+    int32_t n = 1;                         // choices sampled from one prompt (KV shared copy-on-write)
     int32_t max_tokens = -1;               // -1 = until EOS or the context is full
     int64_t priority = 0;
     std::string cache_salt;
@@ -48,6 +50,7 @@ struct engine_request {
     bool ignore_eos = false;
     bool skip_special_tokens = true;
     bool spaces_between_special_tokens = true;
+    repetition_params repetition;          // vLLM's repetition_detection; off by default
 };
 
 struct logprob_entry {
@@ -56,10 +59,13 @@ struct logprob_entry {
     int32_t rank = 0;
 };
 
-// What the engine tells the caller about one request since the last drain. Every submitted id gets
-// exactly one record with finish != none, and nothing after it.
+// What the engine tells the caller about one choice of a request since the last drain. Each choice
+// ends with one record whose finish != none; the request's last such record has done = true, and nothing
+// follows it. (n = 1: the finish record is the done record.)
 struct engine_record {
     uint64_t id = 0;
+    int32_t seq = 0;                       // choice index
+    bool done = false;                     // the request is over (every choice finished)
     std::vector<int32_t> tokens;           // new output token ids
     std::string text;                      // new text (UTF-8 complete, stop strings held back / cut)
     // logprobs: per new token, the chosen token then n_top entries (flattened, n_top + 1 per token)
@@ -69,7 +75,7 @@ struct engine_record {
     std::string stop_string;               // stop_reason when a stop string matched
     int32_t stop_token = -1;               // stop_reason when a stop token id matched
     std::string error_code, error_message; // finish == error
-    int32_t n_prompt_tokens = 0, n_completion_tokens = 0, n_cached_tokens = 0;  // usage, with finish
+    int32_t n_prompt_tokens = 0, n_completion_tokens = 0, n_cached_tokens = 0;  // usage of this choice, with finish
 };
 
 struct engine_stats {
@@ -78,6 +84,7 @@ struct engine_stats {
     int32_t kv_blocks_total = 0, kv_blocks_free = 0;
     uint64_t prefix_cache_queries = 0, prefix_cache_hits = 0, preemptions = 0;
     uint64_t prompt_tokens = 0, generation_tokens = 0;
+    uint64_t tokens_computed = 0;    // token positions run through the forward pass (prompt + decode)
     uint64_t steps = 0;
 };
 

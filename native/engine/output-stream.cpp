@@ -25,6 +25,7 @@ stop_params stop_params_of(const tok::vocab & v, const engine_request & r, int32
     p.max_tokens = max_tokens;
     p.max_model_len = max_model_len;
     p.n_prompt = int32_t(r.prompt.size());
+    p.repetition = r.repetition;
     return p;
 }
 
