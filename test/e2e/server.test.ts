@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oraclesDir, stories260K } from '../helpers/shared.js';
 import { cli, startServer, type RunningServer } from './server-helpers.js';
 
+// Response.json() is typed unknown; these tests inspect the bodies freely.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const jsonOf = (r: Response): Promise<any> => r.json();
+
 const oracle = JSON.parse(fs.readFileSync(path.join(oraclesDir, 'stories260K.once-upon-a-time.n64.json'), 'utf8')) as { text: string; promptTokens: number[] };
 const KEY = 'sk-e2e-test';
 const RAW_TEMPLATE = "{{ messages[0]['content'] }}";
@@ -84,12 +88,12 @@ describe('e2e: errors (SPEC §4)', () => {
   it('413, 415 envelopes and 422 detail; validation wins over priority (400 priority order)', async () => {
     const big = await post('/v1/chat/completions', JSON.stringify({ messages, pad: 'x'.repeat(70_000) }));
     expect(big.status).toBe(413);
-    expect((await big.json()).error.code).toBe(413);
+    expect((await jsonOf(big)).error.code).toBe(413);
     const ct = await post('/v1/chat/completions', '{}', { 'content-type': 'text/plain' });
     expect(ct.status).toBe(415);
     const v = await post('/v1/chat/completions', JSON.stringify({ model: 'stories', messages: [{ content: 1 }], priority: 5 }));
     expect(v.status).toBe(422);
-    const detail = (await v.json()).detail as { loc: unknown[]; type: string }[];
+    const detail = (await jsonOf(v)).detail as { loc: unknown[]; type: string }[];
     expect(detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(['body', 'messages', 0, 'role']) && d.type === 'missing')).toBe(true);
   });
 });
@@ -126,7 +130,7 @@ describe('e2e: usage, abort, trajectory log, restart', () => {
     const body = { model_id: 'stories', split: 'val', trajectory_groups: [{ trajectories: [{ reward: 1, messages_and_choices: [{ role: 'user', content: 'q' }, { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'a' }, logprobs: null }] }, { reward: 0 }] }] };
     const ok = await post('/v1/preview/models/stories/log', JSON.stringify(body));
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toMatchObject({ object: 'trajectory_log', groups: 1, trajectories: 2, metrics: { 'val/reward': 0.5, 'val/reward_std_dev': 0.5, 'val/exception_rate': 0 } });
+    expect(await jsonOf(ok)).toMatchObject({ object: 'trajectory_log', groups: 1, trajectories: 2, metrics: { 'val/reward': 0.5, 'val/reward_std_dev': 0.5, 'val/exception_rate': 0 } });
     expect((await post('/v1/preview/models/stories/log', JSON.stringify({ split: 'val' }))).status).toBe(422);
     expect((await post('/v1/preview/models/other/log', JSON.stringify(body))).status).toBe(404);
     await server.stop('SIGKILL');

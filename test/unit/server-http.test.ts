@@ -10,6 +10,10 @@ import { createServer, type TokenmillServer } from '../../lib/server/server.js';
 import type { ChatCallOptions, ChatEngineLike, ServerOptions } from '../../lib/server/types.js';
 import { KeyChecker, parseProject } from '../../lib/server/auth.js';
 
+// Response.json() is typed unknown; these tests inspect the bodies freely.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const jsonOf = (r: Response): Promise<any> => r.json();
+
 // A fake chat engine: answers "hello" in two chunks; `slow` streams forever until aborted.
 class FakeEngine implements ChatEngineLike {
   running = 0;
@@ -93,26 +97,26 @@ describe('server: auth helpers', () => {
 describe('server: routes and errors', () => {
   it('serves models, health, metrics; 404/405 envelopes; trailing slash; X-Request-Id echo', async () => {
     const { base } = await start();
-    const models = await (await fetch(`${base}/v1/models/`)).json();
+    const models = await jsonOf(await fetch(`${base}/v1/models/`));
     expect(models).toMatchObject({ object: 'list', data: [{ id: 'fake', object: 'model', owned_by: 'tokenmill', root: '/models/fake.gguf', max_model_len: 128 }] });
     const h = await fetch(`${base}/health`, { headers: { 'x-request-id': 'abc' } });
     expect(h.status).toBe(200);
     expect(h.headers.get('x-request-id')).toBe('abc');
-    expect(await h.json()).toEqual({ status: 'ok' });
+    expect(await jsonOf(h)).toEqual({ status: 'ok' });
     const nf = await fetch(`${base}/nope`);
     expect(nf.status).toBe(404);
-    expect((await nf.json()).error).toMatchObject({ type: 'NotFoundError', code: 404 });
+    expect((await jsonOf(nf)).error).toMatchObject({ type: 'NotFoundError', code: 404 });
     expect(nf.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const na = await fetch(`${base}/v1/models`, { method: 'DELETE' });
     expect(na.status).toBe(405);
-    expect((await na.json()).error.code).toBe(405);
+    expect((await jsonOf(na)).error.code).toBe(405);
   });
 
   it('requires a bearer key on /v1 only, with the 401 envelope', async () => {
     const { base } = await start({ apiKeys: ['sk-test'] });
     const r = await fetch(`${base}/v1/models`);
     expect(r.status).toBe(401);
-    expect(await r.json()).toEqual({ error: { message: 'Invalid or missing API key', type: 'AuthenticationError', param: null, code: 401 } });
+    expect(await jsonOf(r)).toEqual({ error: { message: 'Invalid or missing API key', type: 'AuthenticationError', param: null, code: 401 } });
     expect((await fetch(`${base}/v1/models`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
     expect((await fetch(`${base}/v1/models`, { headers: { authorization: 'bearer sk-test' } })).status).toBe(200);
     expect((await fetch(`${base}/health`)).status).toBe(200);
@@ -123,26 +127,26 @@ describe('server: routes and errors', () => {
     const { base } = await start({ maxRequestBytes: 1024 });
     const ct = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
     expect(ct.status).toBe(415);
-    expect((await ct.json()).error.type).toBe('UnsupportedMediaTypeError');
+    expect((await jsonOf(ct)).error.type).toBe('UnsupportedMediaTypeError');
     const big = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, pad: 'x'.repeat(5000) }));
     expect(big.status).toBe(413);
-    expect((await big.json()).error.code).toBe(413);
+    expect((await jsonOf(big)).error.code).toBe(413);
     const bad = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"messages": [' });
     expect(bad.status).toBe(422);
-    expect((await bad.json()).detail[0]).toMatchObject({ type: 'json_invalid', loc: ['body', 14] });
+    expect((await jsonOf(bad)).detail[0]).toMatchObject({ type: 'json_invalid', loc: ['body', 14] });
     const v = await fetch(`${base}/v1/chat/completions`, json({ messages: [{ content: 'x' }], temperature: 'hot' }));
     expect(v.status).toBe(422);
-    const detail = (await v.json()).detail as { loc: unknown[] }[];
+    const detail = (await jsonOf(v)).detail as { loc: unknown[] }[];
     expect(detail.map((d) => d.loc)).toEqual(expect.arrayContaining([['body', 'messages', 0, 'role'], ['body', 'temperature']]));
     const nm = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, model: 'other' }));
     expect(nm.status).toBe(404);
-    expect(await nm.json()).toEqual({ error: { message: 'The model `other` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
+    expect(await jsonOf(nm)).toEqual({ error: { message: 'The model `other` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
     const pr = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, priority: 3 }));
     expect(pr.status).toBe(400);
-    expect((await pr.json()).error).toMatchObject({ type: 'BadRequestError', param: 'priority', code: 400 });
+    expect((await jsonOf(pr)).error).toMatchObject({ type: 'BadRequestError', param: 'priority', code: 400 });
     const proj = await fetch(`${base}/v1/chat/completions`, json(chatBody, { 'openai-project': 'noslash' }));
     expect(proj.status).toBe(400);
-    expect((await proj.json()).error.param).toBe('OpenAI-Project');
+    expect((await jsonOf(proj)).error.param).toBe('OpenAI-Project');
   });
 });
 
@@ -151,7 +155,7 @@ describe('server: chat, usage, metrics', () => {
     const { base, server, dataDir } = await start();
     const r = await fetch(`${base}/v1/chat/completions`, json(chatBody, { 'openai-project': 'acme/web' }));
     expect(r.status).toBe(200);
-    expect((await r.json()).choices[0].message.content).toBe('hello');
+    expect((await jsonOf(r)).choices[0].message.content).toBe('hello');
     const s = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, stream: true }));
     expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = (await s.text()).split('\n\n').filter(Boolean);
@@ -215,10 +219,10 @@ describe('server: trajectory log', () => {
     const body = { model_id: 'fake', split: 'val', trajectory_groups: [{ trajectories: [{ reward: 1, messages_and_choices: [{ role: 'user', content: 'q' }] }, { reward: 0 }], exceptions: [] }] };
     const r = await fetch(`${base}/v1/preview/models/fake/log`, json(body));
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ object: 'trajectory_log', model: 'fake', split: 'val', groups: 1, trajectories: 2, metrics: { 'val/reward': 0.5, 'val/reward_std_dev': 0.5, 'val/exception_rate': 0 } });
+    expect(await jsonOf(r)).toEqual({ object: 'trajectory_log', model: 'fake', split: 'val', groups: 1, trajectories: 2, metrics: { 'val/reward': 0.5, 'val/reward_std_dev': 0.5, 'val/exception_rate': 0 } });
     const bad = await fetch(`${base}/v1/preview/models/fake/log`, json({ trajectory_groups: [{ trajectories: [{ reward: 'x' }] }] }));
     expect(bad.status).toBe(422);
-    const locs = ((await bad.json()).detail as { loc: unknown[] }[]).map((d) => d.loc);
+    const locs = ((await jsonOf(bad)).detail as { loc: unknown[] }[]).map((d) => d.loc);
     expect(locs).toEqual(expect.arrayContaining([['body', 'split'], ['body', 'trajectory_groups', 0, 'trajectories', 0, 'reward']]));
     const nf = await fetch(`${base}/v1/preview/models/other/log`, json(body));
     expect(nf.status).toBe(404);
