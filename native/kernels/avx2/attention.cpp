@@ -20,7 +20,7 @@ __m256 load_f16(const uint16_t * p) { return _mm256_cvtph_ps(_mm_loadu_si128(rei
 float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
 
 // dot(q16, k) in ggml_vec_dot_f16's AVX2 order: 4 accumulators of 8 lanes over steps of 32 (FMA), reduced
-// (a0+a2)+(a1+a3), then halves and two horizontal adds; the leftover products are added in double.
+// (a0+a2)+(a1+a3), then halves and two horizontal adds, then the leftovers.
 float dot_q_k(const float * q16, const uint16_t * k, int64_t n) {
     const int64_t np = n & ~int64_t(31);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -33,9 +33,13 @@ float dot_q_k(const float * q16, const uint16_t * k, int64_t n) {
     a0 = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
     const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
     const __m128 t1 = _mm_hadd_ps(t0, t0);
-    double sum = _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
-    for (int64_t i = np; i < n; ++i) sum += double(_cvtsh_ss(k[i]) * q16[i]);
-    return float(sum);
+    const float sum = _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+    // Leftovers: F32 products added left to right in F32 (intrinsics, so the compiler cannot fuse them);
+    // ggml's source adds them in double, but node-llama-cpp's logits agree with F32 (checked on
+    // stories260K, head_dim 8, where every element is a leftover).
+    __m128 s = _mm_set_ss(sum);
+    for (int64_t i = np; i < n; ++i) s = _mm_add_ss(s, _mm_mul_ss(_mm_set_ss(_cvtsh_ss(k[i])), _mm_set_ss(q16[i])));
+    return _mm_cvtss_f32(s);
 }
 
 // acc (n) = f16(acc * s)
@@ -59,7 +63,7 @@ void mad_acc(float * acc, const uint16_t * v, float s, int64_t n) {
 
 // NOTE(attention): the numerics of llama.cpp's CPU flash attention as its AVX2 build runs it (see the
 // reference in kernels/ref/attention.cpp): F16 query, dot products in ggml's lane order, online softmax
-// with S = fma(S, ms, vs), F16 value accumulator updated with FMA before rounding, out = acc * (1/S).
+// with S = fma(S, ms, vs), F16 value accumulator updated with FMA before rounding, out = acc / S.
 // Scores of up to 16 keys are computed before the softmax walks them (they do not depend on its state),
 // which changes no result but lets the dot products overlap.
 void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
@@ -108,11 +112,11 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
             sum = fma1(sum, ms, vs);
         }
     }
-    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
-    const __m256 vinv = _mm256_set1_ps(inv);
+    // Divided, not multiplied by 1/S: node-llama-cpp's logits agree with the division (checked as above).
+    const __m256 vsum = _mm256_set1_ps(sum);
     int64_t i = 0;
-    for (; i + 8 <= head_dim; i += 8) _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(acc + i), vinv));
-    for (; i < head_dim; ++i) out[i] = acc[i] * inv;
+    for (; i + 8 <= head_dim; i += 8) _mm256_storeu_ps(out + i, _mm256_div_ps(_mm256_loadu_ps(acc + i), vsum));
+    for (; i < head_dim; ++i) out[i] = acc[i] / sum;
 }
 
 } // namespace tmill::kernels::avx2
