@@ -19,7 +19,7 @@ import type { AssembleOptions, EngineChoiceOutput, EngineFinishReason, UsageCoun
 import { ChatStreamAssembler } from './assemble-stream.js';
 import type { SampledLogprob } from './logprobs.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from './protocol.js';
-import { choiceSeeds, fitPrompt, rejectUnsupported, samplingFields } from './to-engine.js';
+import { fitPrompt, rejectUnsupported, requestSeed, samplingFields } from './to-engine.js';
 import { validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
@@ -75,7 +75,7 @@ export interface PreparedChat {
   request: ChatRequest;
   promptTokens: number[];
   generate: Omit<GenerateRequest, 'promptTokens' | 'seed'>;
-  seeds: (number | undefined)[];
+  seed: number | undefined;
   assemble: Omit<AssembleOptions, 'systemFingerprint'>;
 }
 
@@ -121,7 +121,7 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
     request: r,
     promptTokens,
     generate,
-    seeds: choiceSeeds(r.seed, r.n),
+    seed: requestSeed(r.seed),
     assemble: {
       requestId: r.request_id,
       model: ctx.servedModelName,
@@ -145,54 +145,51 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
 
 interface ChoiceEvent { index: number; ev: GenerateEvent }
 
-/** The running engine requests of one chat call, merged into one queue. */
+/** The engine request of one chat call (n choices forked natively), as a queue of per-choice events. */
 class ChoiceRun {
   readonly events = new AsyncQueue<ChoiceEvent>();
   readonly finals: (GenerateEvent | null)[];
   readonly #controller = new AbortController();
-  #open: number;
+  #done = false;
   #detach: (() => void) | null = null;
 
   constructor(ctx: ChatContext, p: PreparedChat, signal: AbortSignal | undefined) {
-    const n = p.seeds.length;
+    const n = p.request.n;
     this.finals = new Array<GenerateEvent | null>(n).fill(null);
-    this.#open = n;
     if (signal) {
       if (signal.aborted) this.#controller.abort();
       const onAbort = (): void => this.#controller.abort();
       signal.addEventListener('abort', onAbort, { once: true });
       this.#detach = () => signal.removeEventListener('abort', onAbort);
     }
-    // Submit every choice synchronously (a submit error throws to the caller), then pump each.
-    const streams = p.seeds.map((seed) => {
-      const req: GenerateRequest = { ...p.generate, promptTokens: p.promptTokens };
-      if (seed !== undefined) req.seed = seed;
-      return ctx.core.generate(req, { signal: this.#controller.signal });
-    });
-    streams.forEach((stream, index) => void this.#pump(index, stream));
+    // Submit synchronously (a submit error throws to the caller), then pump the events.
+    const req: GenerateRequest = { ...p.generate, promptTokens: p.promptTokens };
+    if (p.seed !== undefined) req.seed = p.seed;
+    void this.#pump(ctx.core.generate(req, { signal: this.#controller.signal }));
   }
 
-  async #pump(index: number, stream: AsyncIterable<GenerateEvent>): Promise<void> {
+  async #pump(stream: AsyncIterable<GenerateEvent>): Promise<void> {
+    let failure: TokenmillError | undefined;
     try {
       for await (const ev of stream) {
-        if (ev.finishReason) this.finals[index] = ev;
-        this.events.push({ index, ev });
+        if (ev.finishReason) this.finals[ev.index] = ev;
+        this.events.push({ index: ev.index, ev });
       }
     } catch (error) {
-      const ev: GenerateEvent = { tokenIds: [], text: '', finishReason: 'error', error: error instanceof TokenmillError ? error : undefined };
-      this.finals[index] = ev;
-      this.events.push({ index, ev });
+      failure = error instanceof TokenmillError ? error : undefined;
     } finally {
-      if (this.finals[index] === null) {
-        // The engine closed under us: report it as an abort of this choice.
-        const ev: GenerateEvent = { tokenIds: [], text: '', finishReason: 'abort', stopReason: null };
+      // Choices without a finish (the engine failed or closed under us) end with an error or abort.
+      this.finals.forEach((f, index) => {
+        if (f !== null) return;
+        const ev: GenerateEvent = failure
+          ? { index, tokenIds: [], text: '', finishReason: 'error', error: failure }
+          : { index, tokenIds: [], text: '', finishReason: 'abort', stopReason: null };
         this.finals[index] = ev;
         this.events.push({ index, ev });
-      }
-      if (--this.#open === 0) {
-        this.#detach?.();
-        this.events.close();
-      }
+      });
+      this.#done = true;
+      this.#detach?.();
+      this.events.close();
     }
   }
 
@@ -202,17 +199,19 @@ class ChoiceRun {
   }
 
   get done(): boolean {
-    return this.#open === 0;
+    return this.#done;
   }
 
   usage(): UsageCounts {
     let promptTokens = 0, cachedTokens = 0, completionTokens = 0;
-    this.finals.forEach((f, i) => {
+    for (const f of this.finals) {
       const u = f?.usage;
-      if (!u) return;
-      if (i === 0 || promptTokens === 0) { promptTokens = u.promptTokens; cachedTokens = u.cachedTokens; }
+      if (!u) continue;
+      // The prompt is shared by every choice: count it once.
+      promptTokens = u.promptTokens;
+      cachedTokens = u.cachedTokens;
       completionTokens += u.completionTokens;
-    });
+    }
     return { promptTokens, cachedTokens, completionTokens };
   }
 }
@@ -251,7 +250,7 @@ function reportUsage(ctx: ChatContext, run: ChoiceRun, project: string | undefin
 export async function runChat(ctx: ChatContext, p: PreparedChat, opts: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
   const run = new ChoiceRun(ctx, p, opts.signal);
   const fingerprint = ctx.fingerprint();
-  const outputs: EngineChoiceOutput[] = p.seeds.map((_, index) => ({ index, text: '', tokenIds: [], finishReason: null, stopReason: null, logprobs: p.request.logprobs ? [] : null }));
+  const outputs: EngineChoiceOutput[] = Array.from({ length: p.request.n }, (_, index) => ({ index, text: '', tokenIds: [], finishReason: null, stopReason: null, logprobs: p.request.logprobs ? [] : null }));
   let failure: TokenmillError | null = null;
   try {
     for await (const { index, ev } of run.events) {
@@ -295,7 +294,7 @@ export async function* runChatStream(ctx: ChatContext, p: PreparedChat, opts: Ch
     const asm = new ChatStreamAssembler({
       ...p.assemble,
       systemFingerprint: await ctx.fingerprint(),
-      n: p.seeds.length,
+      n: p.request.n,
       promptTokens: p.promptTokens.length,
       includeUsage: r.stream_options?.include_usage ?? false,
       continuousUsageStats: r.stream_options?.continuous_usage_stats ?? false,

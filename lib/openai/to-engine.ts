@@ -23,10 +23,6 @@ export function rejectUnsupported(r: ChatRequest): void {
   if (r.use_beam_search) badRequest('use_beam_search is not supported yet.', 'use_beam_search');
   if (r.prompt_logprobs != null) badRequest('prompt_logprobs is not supported yet.', 'prompt_logprobs');
   if (r.structured_outputs != null) badRequest('structured_outputs is not supported yet.', 'structured_outputs');
-  // The native stop checker implements it, but GenerateRequest has no field for it yet.
-  if (r.repetition_detection != null && (r.repetition_detection.max_pattern_size ?? 0) > 0) {
-    badRequest('repetition_detection is not supported yet.', 'repetition_detection');
-  }
   if (r.response_format != null && r.response_format.type !== 'text') {
     badRequest(`response_format of type '${r.response_format.type}' is not supported yet.`, 'response_format');
   }
@@ -95,7 +91,7 @@ export function badWordsTokenIds(words: readonly string[], tok: TokenizerView): 
 /** vLLM: 0 < t < 0.01 is raised to 0.01 (below that the softmax overflows). */
 const MIN_NONZERO_TEMPERATURE = 0.01;
 
-/** Every sampling/decoding field of the request in engine terms (no promptTokens, no seed: see choiceSeeds). */
+/** Every sampling/decoding field of the request in engine terms (no promptTokens, no seed: see requestSeed). */
 export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<GenerateRequest, 'promptTokens' | 'seed'> {
   const vocab = tok.vocabSize;
   const out: Omit<GenerateRequest, 'promptTokens' | 'seed'> = {};
@@ -140,17 +136,18 @@ export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<Generat
   out.skipSpecialTokens = r.skip_special_tokens;
   out.spacesBetweenSpecialTokens = r.spaces_between_special_tokens;
   if (r.vllm_xargs != null && Object.keys(r.vllm_xargs).length > 0) out.xargs = r.vllm_xargs;
+  const rd = r.repetition_detection;
+  if (rd != null && (rd.max_pattern_size ?? 0) > 0) {
+    out.repetitionDetection = { maxPatternSize: rd.max_pattern_size ?? 0, minPatternSize: rd.min_pattern_size ?? 0, minCount: rd.min_count ?? 0 };
+  }
+  if (r.n > 1) out.n = r.n;
   return out;
 }
 
 /**
- * INTERIM (until GenerateRequest grows `n` and the native engine forks choices copy-on-write): the
- * seed of each of the n separate generate calls. With a seed, choice i uses seed + i so choices
- * differ yet the request stays reproducible; without one (or -1, vLLM's "no seed") every choice is
- * unseeded and draws its own random stream. Replace this function, and the n-call loop in
- * chat-completions.ts, by a single call with `n` once the engine supports it.
+ * The seed of the request's choices: the engine derives each choice's stream from (seed, index), so one
+ * seed covers all n. -1 is vLLM's "no seed".
  */
-export function choiceSeeds(seed: number | null | undefined, n: number): (number | undefined)[] {
-  const seeded = seed != null && seed !== -1;
-  return Array.from({ length: n }, (_, i) => (seeded ? seed + i : undefined));
+export function requestSeed(seed: number | null | undefined): number | undefined {
+  return seed != null && seed !== -1 ? seed : undefined;
 }

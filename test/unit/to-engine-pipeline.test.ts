@@ -1,5 +1,5 @@
 // The chat pipeline (prepareChat → runChat / runChatStream) over a scripted core engine and a toy
-// model, without the addon: what reaches generate (per-choice seeds, prompt ids), engine failures
+// model, without the addon: what reaches generate (n, seed, prompt ids), engine failures
 // before and after output, abort on an early break, tool calls and reasoning, the usage hook.
 import { describe, expect, test } from 'vitest';
 import type { GenerateEvent, GenerateOptions } from '../../lib/engine/engine.js';
@@ -9,9 +9,10 @@ import { prepareChat, runChat, runChatStream } from '../../lib/openai/chat-compl
 import type { ChatContext, ChatModel, ChatStreamItem, ChatUsageRecord } from '../../lib/openai/chat-completions.js';
 import type { ChatCompletionChunk } from '../../lib/openai/protocol.js';
 
-type Script = (req: GenerateRequest, call: number) => GenerateEvent[];
+// The events of one choice; the fake engine interleaves the n choices as the native engine does.
+type Script = (req: GenerateRequest, choice: number) => GenerateEvent[];
 
-const text = (s: string, extra: Partial<GenerateEvent> = {}): GenerateEvent => ({ tokenIds: [...s].map((c) => c.charCodeAt(0)), text: s, ...extra });
+const text = (s: string, extra: Partial<GenerateEvent> = {}): GenerateEvent => ({ index: 0, tokenIds: [...s].map((c) => c.charCodeAt(0)), text: s, ...extra });
 const end = (s: string, completionTokens: number, finishReason: GenerateEvent['finishReason'] = 'stop', promptTokens = 2): GenerateEvent =>
   text(s, { finishReason, stopReason: null, usage: { promptTokens, completionTokens, cachedTokens: 1 } });
 
@@ -28,20 +29,31 @@ function fixture(script: Script, template = '{% for m in messages %}{{ m.content
     core: {
       maxModelLen: 64,
       generate(req: GenerateRequest, opts: GenerateOptions = {}): AsyncIterable<GenerateEvent> {
-        const call = calls.length;
         calls.push(req);
         if (opts.signal) signals.push(opts.signal);
-        const events = script(req, call);
+        const n = req.n ?? 1;
+        const perChoice = Array.from({ length: n }, (_, c) => script(req, c).map((ev) => ({ ...ev, index: c })));
         return (async function* () {
-          let done = 0;
-          for (const ev of events) {
-            await new Promise((r) => setTimeout(r, 1));
-            if (opts.signal?.aborted) {
-              yield end('', done, 'abort', req.promptTokens.length);
-              return;
+          const produced = new Array<number>(n).fill(0);
+          const finished = new Array<boolean>(n).fill(false);
+          const pending = (): number => finished.filter((f) => !f).length;
+          for (let step = 0; pending() > 0; step++) {
+            for (let c = 0; c < n; c++) {
+              const ev = perChoice[c]![step];
+              if (finished[c] || !ev) continue;
+              await new Promise((r) => setTimeout(r, 1));
+              if (opts.signal?.aborted) {
+                for (let k = 0; k < n; k++) {
+                  if (finished[k]) continue;
+                  finished[k] = true;
+                  yield { ...end('', produced[k]!, 'abort', req.promptTokens.length), index: k, done: pending() === 0 };
+                }
+                return;
+              }
+              produced[c]! += ev.tokenIds.length;
+              if (ev.finishReason || step === perChoice[c]!.length - 1) finished[c] = true;
+              yield pending() === 0 ? { ...ev, done: true } : ev;
             }
-            done += ev.tokenIds.length;
-            yield ev;
           }
         })();
       },
@@ -72,10 +84,10 @@ async function drain(it: AsyncIterable<ChatStreamItem>): Promise<ChatStreamItem[
 }
 
 describe('chat pipeline over a scripted engine', () => {
-  test('n=3 with a seed: three generate calls with seeds seed+i and the tokenized prompt', async () => {
-    const f = fixture((_req, call) => [text('a'), end(String(call), 2)]);
+  test('n=3 with a seed: one generate call with n and the seed (the engine forks the choices)', async () => {
+    const f = fixture((_req, choice) => [text('a'), end(String(choice), 2)]);
     const r = await runChat(f.ctx, prepareChat(f.ctx, body({ n: 3, seed: 5, max_tokens: 4 })));
-    expect(f.calls.map((c) => c.seed)).toEqual([5, 6, 7]);
+    expect(f.calls.map((c) => [c.seed, c.n])).toEqual([[5, 3]]);
     expect(f.calls[0]!.promptTokens).toEqual([104, 105]);
     expect(f.calls[0]!.maxTokens).toBe(4);
     expect(r.choices.map((c) => c.message.content)).toEqual(['a0', 'a1', 'a2']);
@@ -114,8 +126,8 @@ describe('chat pipeline over a scripted engine', () => {
     for await (const c of runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true, n: 2, temperature: 1 })))) {
       if ('choices' in c && c.choices[0]?.delta.content) break;
     }
-    expect(f.signals).toHaveLength(2);
-    expect(f.signals.every((s) => s.aborted)).toBe(true);
+    expect(f.signals).toHaveLength(1);
+    expect(f.signals[0]!.aborted).toBe(true);
     await new Promise((r) => setTimeout(r, 20));
     expect(f.usage).toHaveLength(1);
     expect(f.usage[0]!.finishReasons).toEqual(['abort', 'abort']);

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { InvalidArgumentError } from '../../lib/engine/errors.js';
 import {
-  badWordsTokenIds, choiceSeeds, fitPrompt, rejectUnsupported, requestedMaxTokens, samplingFields,
+  badWordsTokenIds, fitPrompt, rejectUnsupported, requestSeed, requestedMaxTokens, samplingFields,
   type TokenizerView,
 } from '../../lib/openai/to-engine.js';
 import { parseChatRequest } from '../../lib/openai/validate.js';
@@ -109,19 +109,25 @@ describe('fitPrompt', () => {
   });
 });
 
-describe('rejectUnsupported and choiceSeeds', () => {
+describe('rejectUnsupported and requestSeed', () => {
   test('features the engine lacks are 400 "not supported yet"; text response_format passes', () => {
     expect(error400(() => rejectUnsupported(chat({ use_beam_search: true }))).message).toBe('use_beam_search is not supported yet.');
     expect(error400(() => rejectUnsupported(chat({ prompt_logprobs: 0 }))).message).toBe('prompt_logprobs is not supported yet.');
     expect(error400(() => rejectUnsupported(chat({ response_format: { type: 'json_object' } }))).message).toBe("response_format of type 'json_object' is not supported yet.");
-    expect(error400(() => rejectUnsupported(chat({ repetition_detection: { max_pattern_size: 2, min_count: 2 } }))).message).toBe('repetition_detection is not supported yet.');
-    expect(() => rejectUnsupported(chat({ response_format: { type: 'text' }, repetition_detection: { max_pattern_size: 0 } }))).not.toThrow();
+    expect(() => rejectUnsupported(chat({ response_format: { type: 'text' }, repetition_detection: { max_pattern_size: 2, min_count: 2 } }))).not.toThrow();
   });
 
-  test('seed + index per choice; no seed (or -1) leaves every choice unseeded', () => {
-    expect(choiceSeeds(10, 3)).toEqual([10, 11, 12]);
-    expect(choiceSeeds(undefined, 2)).toEqual([undefined, undefined]);
-    expect(choiceSeeds(-1, 1)).toEqual([undefined]);
-    expect(choiceSeeds(null, 1)).toEqual([undefined]);
+  test('one seed for the request (the engine derives each choice stream); -1 and null mean none', () => {
+    expect(requestSeed(10)).toBe(10);
+    expect(requestSeed(undefined)).toBeUndefined();
+    expect(requestSeed(-1)).toBeUndefined();
+    expect(requestSeed(null)).toBeUndefined();
+  });
+
+  test('n and repetition_detection reach the engine request', () => {
+    const tok = { vocabSize: 512, tokenize: () => [] as number[] };
+    const f = samplingFields(chat({ n: 3, temperature: 1, repetition_detection: { max_pattern_size: 4, min_pattern_size: 1, min_count: 3 } }), tok);
+    expect(f.n).toBe(3);
+    expect(f.repetitionDetection).toEqual({ maxPatternSize: 4, minPatternSize: 1, minCount: 3 });
   });
 });
