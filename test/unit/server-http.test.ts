@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -147,6 +148,34 @@ describe('server: routes and errors', () => {
     const proj = await fetch(`${base}/v1/chat/completions`, json(chatBody, { 'openai-project': 'noslash' }));
     expect(proj.status).toBe(400);
     expect((await jsonOf(proj)).error.param).toBe('OpenAI-Project');
+  });
+});
+
+describe('server: body limit without Content-Length', () => {
+  it('stops reading a chunked body at the limit and answers 413', async () => {
+    const { base } = await start({ maxRequestBytes: 1000 });
+    const url = new URL(`${base}/v1/chat/completions`);
+    const reply = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
+      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } });
+      let sent = 0;
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (b: Buffer) => (body += b.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, sent }));
+      });
+      req.on('error', reject);
+      // Keeps sending 512-byte chunks until the server answered (it must not wait for the end).
+      const pump = (): void => {
+        if (req.destroyed || sent > 1 << 20) return;
+        req.write('x'.repeat(512));
+        sent += 512;
+        setTimeout(pump, 2);
+      };
+      pump();
+    });
+    expect(reply.status).toBe(413);
+    expect(JSON.parse(reply.body).error.code).toBe(413);
+    expect(reply.sent).toBeLessThan(1 << 20);
   });
 });
 
