@@ -1,0 +1,106 @@
+// The benchmark harness's pure parts (options, statistics, prompts, model cache). No timing here: the
+// benchmark itself only runs as `npm run bench`.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ensureModel, estimateBytes } from '../../bench/model-cache.js';
+import { parseOptions, UsageError } from '../../bench/options.js';
+import { fullSampling, logitBiasEntries } from '../../bench/side.js';
+import { median, randomPrompt, rng, series } from '../../bench/stats.js';
+import type { SynthModelOptions } from '../../bench/synth-model.js';
+
+describe('bench options', () => {
+  it('defaults to 2 threads, both implementations and the full workload', () => {
+    const o = parseOptions([], '/repo');
+    expect(o.threads).toBe(2);
+    expect(o.only).toBe('both');
+    expect(o.quick).toBe(false);
+    expect(o.workload.promptTokens).toBe(512);
+    expect(o.workload.streams).toBe(16);
+    expect(o.resultsDir).toBe(path.join('/repo', 'bench', 'results'));
+  });
+
+  it('reads --quick, --threads N, --threads=N, --only, --reps and --cache-dir', () => {
+    const o = parseOptions(['--quick', '--threads', '4', '--only', 'llamacpp', '--reps=3', '--cache-dir', '/x/y'], '/repo');
+    expect(o.quick).toBe(true);
+    expect(o.threads).toBe(4);
+    expect(o.only).toBe('llamacpp');
+    expect(o.workload.reps).toBe(3);
+    expect(o.workload.samplingReps).toBe(3);
+    expect(o.cacheDir).toBe('/x/y');
+    expect(o.workload.decodeTokens).toBeLessThan(parseOptions([], '/repo').workload.decodeTokens);
+    expect(parseOptions(['--threads=3'], '/repo').threads).toBe(3);
+  });
+
+  it('rejects bad values and unknown flags', () => {
+    for (const argv of [['--threads', '0'], ['--threads'], ['--only', 'vllm'], ['--reps', '1.5'], ['--fast']]) {
+      expect(() => parseOptions(argv, '/repo')).toThrow(UsageError);
+    }
+  });
+});
+
+describe('bench statistics and prompts', () => {
+  it('median of odd and even counts, unsorted input left alone', () => {
+    const xs = [5, 1, 3];
+    expect(median(xs)).toBe(3);
+    expect(xs).toEqual([5, 1, 3]);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+    expect(series([2, 9, 4])).toEqual({ values: [2, 9, 4], median: 4, min: 2, max: 9 });
+  });
+
+  it('random prompts: BOS first, deterministic per seed, ids inside the vocabulary away from its edges', () => {
+    const a = randomPrompt(512, 32000, 1, 7);
+    expect(a).toHaveLength(512);
+    expect(a[0]).toBe(1);
+    expect(randomPrompt(512, 32000, 1, 7)).toEqual(a);
+    expect(randomPrompt(512, 32000, 1, 8)).not.toEqual(a);
+    for (const t of a.slice(1)) {
+      expect(t).toBeGreaterThanOrEqual(259);
+      expect(t).toBeLessThan(32000 * 0.95);
+    }
+    const b = randomPrompt(64, 151936, null, 1);
+    expect(b).toHaveLength(64);
+    expect(Math.max(...b)).toBeLessThan(151643); // below Qwen2's added tokens
+  });
+
+  it('logit-bias entries: the configured count, ids in range, biases in [-5, 5]', () => {
+    const e = logitBiasEntries(151936, rng(3));
+    expect(e).toHaveLength(fullSampling.logitBiasEntries);
+    for (const [t, b] of e) {
+      expect(Number.isInteger(t) && t >= 0 && t < 151936).toBe(true);
+      expect(Math.abs(b)).toBeLessThanOrEqual(5);
+    }
+  });
+});
+
+describe('bench model cache', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tm-bench-cache-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const small: SynthModelOptions = { arch: 'llama', type: 'Q8_0', nEmbd: 64, nLayer: 2, nHead: 2, nHeadKv: 1, nFf: 128, nCtx: 256, seed: 1 };
+
+  it('writes once, reuses while the parameters match, rewrites when they change or the sidecar is stale', async () => {
+    const log: string[] = [];
+    const first = await ensureModel(dir, 'm', small, 450, (s) => log.push(s));
+    expect(first.reused).toBe(false);
+    const again = await ensureModel(dir, 'm', small, 450, (s) => log.push(s));
+    expect(again).toMatchObject({ path: first.path, bytes: first.bytes, reused: true });
+    const reseeded = await ensureModel(dir, 'm', { ...small, seed: 2 }, 450, (s) => log.push(s));
+    expect(reseeded.reused).toBe(false);
+    writeFileSync(path.join(dir, 'm.json'), '{"params":"other","bytes":1}\n');
+    expect((await ensureModel(dir, 'm', { ...small, seed: 2 }, 450, (s) => log.push(s))).reused).toBe(false);
+    expect(log.filter((l) => l.startsWith('writing'))).toHaveLength(3);
+  });
+
+  it('size estimate matches the written weights; TinyLlama shape is about 1.18 GB', async () => {
+    const wide: SynthModelOptions = { ...small, nEmbd: 256, nHead: 4, nHeadKv: 1, nFf: 704 };
+    const m = await ensureModel(dir, 'w', wide, 450, () => undefined);
+    const est = estimateBytes(wide, 450);
+    // The estimate adds 8 MB of metadata slack; the weights themselves must agree.
+    expect(est - 8 * 1024 * 1024).toBeLessThanOrEqual(m.bytes);
+    expect(m.bytes - (est - 8 * 1024 * 1024)).toBeLessThan(64 * 1024);
+    const tiny = { arch: 'llama', type: 'Q8_0', nEmbd: 2048, nLayer: 22, nHead: 32, nHeadKv: 4, nFf: 5632, nCtx: 2048, seed: 1 } as const;
+    expect(estimateBytes(tiny, 32000) / 1e9).toBeCloseTo(1.177, 2);
+  });
+});
