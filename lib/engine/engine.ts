@@ -1,7 +1,7 @@
 // Engine: many concurrent generations over one model, run by the native engine thread. JS only submits,
 // aborts and routes drained records (woken by a payload-free notify) to per-request async queues.
 import { native } from '../native/load.js';
-import type { NativeEngine, NativeEngineOptions, NativeEngineStats, NativeRecord } from '../native/types.js';
+import type { NativeEngine, NativeEngineOptions, NativeEngineStats, NativeLogprobs, NativeRecord } from '../native/types.js';
 import { AsyncQueue } from './async-queue.js';
 import { DisposedError, fromNative, TokenmillError } from './errors.js';
 import { toNativeRequest, type GenerateRequest } from './generate-request.js';
@@ -25,6 +25,8 @@ export interface GenerateEvent {
   tokenIds: number[];
   text: string;
   logprobs?: TokenLogprob[];
+  /** With the first token of a request that asked for them: one entry per prompt position from 1. */
+  promptLogprobs?: TokenLogprob[];
   finishReason?: FinishReason;
   /** The stop string or stop token id that ended the request (null for EOS / length). */
   stopReason?: string | number | null;
@@ -157,18 +159,21 @@ export class Engine {
   }
 }
 
+function unflatten({ ids, logprobs, ranks, nTop }: NativeLogprobs): TokenLogprob[] {
+  const stride = nTop + 1;
+  const out: TokenLogprob[] = [];
+  for (let i = 0; i + stride <= ids.length; i += stride) {
+    const top = [];
+    for (let k = 1; k <= nTop; k++) top.push({ token: ids[i + k]!, logprob: logprobs[i + k]!, rank: ranks[i + k]! });
+    out.push({ token: ids[i]!, logprob: logprobs[i]!, rank: ranks[i]!, top });
+  }
+  return out;
+}
+
 function toEvent(rec: NativeRecord): GenerateEvent {
   const event: GenerateEvent = { index: rec.seq, tokenIds: Array.from(rec.tokens), text: rec.text };
-  if (rec.logprobs) {
-    const { ids, logprobs, ranks, nTop } = rec.logprobs;
-    const stride = nTop + 1;
-    event.logprobs = [];
-    for (let i = 0; i + stride <= ids.length; i += stride) {
-      const top = [];
-      for (let k = 1; k <= nTop; k++) top.push({ token: ids[i + k]!, logprob: logprobs[i + k]!, rank: ranks[i + k]! });
-      event.logprobs.push({ token: ids[i]!, logprob: logprobs[i]!, rank: ranks[i]!, top });
-    }
-  }
+  if (rec.logprobs) event.logprobs = unflatten(rec.logprobs);
+  if (rec.promptLogprobs) event.promptLogprobs = unflatten(rec.promptLogprobs);
   if (rec.finish) {
     event.finishReason = rec.finish;
     event.stopReason = rec.stopReason ?? null;

@@ -24,6 +24,8 @@ export interface GenerateRequest {
   minTokens?: number;
   /** false/omitted: none; true: the chosen token's logprob; a number N: plus the top N. */
   logprobs?: boolean | number;
+  /** Each prompt token's logprob plus the top N at its position (vLLM's prompt_logprobs); omitted: off. */
+  promptLogprobs?: number;
   priority?: number;
   cacheSalt?: string;
   skipSpecialTokens?: boolean;
@@ -106,6 +108,7 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
     id,
     promptTokens: Int32Array.from(prompt),
     n: intIn('n', r.n, 1, 65536),
+    promptLogprobs: intIn('promptLogprobs', r.promptLogprobs, 0, I32),
     repetitionDetection,
     maxTokens: intIn('maxTokens', r.maxTokens, 1, I32),
     temperature: numIn('temperature', r.temperature, 0, Number.MAX_VALUE),

@@ -92,6 +92,8 @@ export interface NativeRequest {
   id: number;
   promptTokens: Int32Array;
   n?: number;
+  /** Top-N prompt logprobs (-1 or absent: off). */
+  promptLogprobs?: number;
   maxTokens?: number;
   temperature?: number;
   topP?: number;
@@ -119,6 +121,14 @@ export interface NativeRequest {
   repetitionDetection?: { maxPatternSize: number; minPatternSize: number; minCount: number };
 }
 
+/** Flattened (token, logprob, rank) entries: per position the chosen/prompt token then nTop alternatives. */
+export interface NativeLogprobs {
+  ids: Int32Array;
+  logprobs: Float32Array;
+  ranks: Int32Array;
+  nTop: number;
+}
+
 export interface NativeRecord {
   id: number;
   /** Choice index (0 unless n > 1). */
@@ -128,7 +138,9 @@ export interface NativeRecord {
   tokens: Int32Array;
   text: string;
   /** Per token: the chosen token then nTop entries, flattened (nTop + 1 per token). */
-  logprobs?: { ids: Int32Array; logprobs: Float32Array; ranks: Int32Array; nTop: number };
+  logprobs?: NativeLogprobs;
+  /** With the first token: per prompt position 1.., the prompt token then nTop entries. */
+  promptLogprobs?: NativeLogprobs;
   finish?: 'stop' | 'length' | 'abort' | 'repetition' | 'error';
   stopReason?: string | number;
   error?: { code: string; message: string };

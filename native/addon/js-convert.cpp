@@ -128,6 +128,7 @@ engine_request engine_request_from_js(const Napi::Object & o) {
     q.prompt = r.ids("promptTokens");
     q.max_tokens = int32_t(r.integer("maxTokens", -1, -1, k_i32_max));
     q.n = int32_t(r.integer("n", 1, 1, 1 << 16));
+    q.prompt_logprobs = int32_t(r.integer("promptLogprobs", -1, -1, k_i32_max));
     if (r.has("repetitionDetection")) {
         Napi::Value v = r.get("repetitionDetection");
         TM_CHECK(v.IsObject() && !v.IsArray(), invalid_argument, "Expected an object for repetitionDetection");

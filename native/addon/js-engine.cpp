@@ -81,6 +81,25 @@ private:
     std::vector<engine_record> records_;
 };
 
+// Flattened (token, logprob, rank) entries, n_top + 1 per position, as typed arrays.
+Napi::Object logprobs_to_js(Napi::Env env, const std::vector<logprob_entry> & entries, int32_t n_top) {
+    const size_t n = entries.size();
+    Napi::Int32Array ids = Napi::Int32Array::New(env, n);
+    Napi::Float32Array values = Napi::Float32Array::New(env, n);
+    Napi::Int32Array ranks = Napi::Int32Array::New(env, n);
+    for (size_t i = 0; i < n; ++i) {
+        ids[i] = entries[i].token;
+        values[i] = entries[i].logprob;
+        ranks[i] = entries[i].rank;
+    }
+    Napi::Object lp = Napi::Object::New(env);
+    lp.Set("ids", ids);
+    lp.Set("logprobs", values);
+    lp.Set("ranks", ranks);
+    lp.Set("nTop", n_top);
+    return lp;
+}
+
 Napi::Object record_to_js(Napi::Env env, engine_record & rec) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("id", Napi::Number::New(env, double(rec.id)));
@@ -90,22 +109,9 @@ Napi::Object record_to_js(Napi::Env env, engine_record & rec) {
     std::copy(rec.tokens.begin(), rec.tokens.end(), tokens.Data());
     o.Set("tokens", tokens);
     o.Set("text", Napi::String::New(env, rec.text));
-    if (!rec.logprobs.empty()) {
-        const size_t n = rec.logprobs.size();
-        Napi::Int32Array ids = Napi::Int32Array::New(env, n);
-        Napi::Float32Array values = Napi::Float32Array::New(env, n);
-        Napi::Int32Array ranks = Napi::Int32Array::New(env, n);
-        for (size_t i = 0; i < n; ++i) {
-            ids[i] = rec.logprobs[i].token;
-            values[i] = rec.logprobs[i].logprob;
-            ranks[i] = rec.logprobs[i].rank;
-        }
-        Napi::Object lp = Napi::Object::New(env);
-        lp.Set("ids", ids);
-        lp.Set("logprobs", values);
-        lp.Set("ranks", ranks);
-        lp.Set("nTop", rec.n_top_logprobs);
-        o.Set("logprobs", lp);
+    if (!rec.logprobs.empty()) o.Set("logprobs", logprobs_to_js(env, rec.logprobs, rec.n_top_logprobs));
+    if (!rec.prompt_logprobs.empty() || rec.n_top_prompt_logprobs > 0) {
+        o.Set("promptLogprobs", logprobs_to_js(env, rec.prompt_logprobs, rec.n_top_prompt_logprobs));
     }
     if (rec.finish != engine_finish::none) {
         o.Set("finish", engine_finish_name(rec.finish));

@@ -35,6 +35,11 @@ struct active_request {
     int32_t n_live = 0;                // choices not finished
     int32_t max_tokens = 0;            // effective cap: min(request, max_model_len - n_prompt)
     int32_t n_cached_tokens = 0;
+    // prompt logprobs: entries for prompt positions 1..n_prompt_logprobs_done (recompute after a
+    // preemption skips what is done), sent with the first sampled token
+    std::vector<logprob_entry> prompt_logprobs;   // ((n_prompt - 1) × (n_top + 1))
+    int32_t n_prompt_logprobs_done = 0;
+    bool prompt_logprobs_sent = false;
 };
 
 struct inbox_command {
@@ -69,6 +74,8 @@ private:
     // Ends every live choice of `a` with `reason` (abort, close), emitting one record each.
     void finish_all(active_request & a, engine_finish reason);
     void sample_entry(active_request & a, int32_t seq, const float * logits);
+    // Prompt logprobs for the output rows [first, first + count) listed in prompt_rows_.
+    void score_prompt_rows(int32_t first, int32_t count);
     void fail(uint64_t id, const char * code, const std::string & message);
     void publish_stats();
 
@@ -106,6 +113,9 @@ private:
     std::vector<int32_t> sampled_;                 // (plan.n_samples)
     std::vector<engine_record> records_;           // (sequences sampled this step) before emit
     std::vector<float> row_copy_;                  // (n_vocab) one logits row, copied per choice of a fork
+    struct prompt_row { active_request * a; int32_t position; };
+    std::vector<prompt_row> prompt_rows_;          // (output rows after the sampled ones) prompt-logprob rows
+    std::vector<token_logprob> top_scratch_;       // (n_vocab) top entries of one prompt position
     uint64_t n_prompt_tokens_ = 0, n_generation_tokens_ = 0, n_tokens_computed_ = 0, n_steps_ = 0;
 };
 

@@ -33,6 +33,10 @@ void engine_impl::admit(engine_request && request) {
                  " in the messages, " + std::to_string(std::max(request.max_tokens, 0)) +
                  " in the completion). Please reduce the length of the messages or completion.");
         validate_repetition_params(request.repetition);
+        const int32_t max_prompt_top = params_.max_logprobs == -1 ? n_vocab : params_.max_logprobs;
+        TM_CHECK(request.prompt_logprobs >= -1 && request.prompt_logprobs <= max_prompt_top, invalid_argument,
+                 "Requested prompt logprobs of " + std::to_string(request.prompt_logprobs) +
+                 ", which is greater than max allowed: " + std::to_string(max_prompt_top));
 
         auto a = std::make_unique<active_request>();
         a->max_tokens = request.max_tokens == -1 ? room : request.max_tokens;
@@ -59,6 +63,9 @@ void engine_impl::admit(engine_request && request) {
             ch.output.reserve(size_t(a->max_tokens));
         }
         a->n_live = request.n;
+        if (request.prompt_logprobs >= 0) {
+            a->prompt_logprobs.reserve(size_t(n_prompt - 1) * size_t(request.prompt_logprobs + 1));
+        }
 
         sched::request_params sp;
         sp.id = id;
@@ -67,6 +74,7 @@ void engine_impl::admit(engine_request && request) {
         sp.cache_salt = request.cache_salt;
         sp.n_seqs = request.n;
         sp.n_max_tokens = a->max_tokens;
+        sp.skip_prefix_cache = request.prompt_logprobs >= 0;
         a->req = std::move(request);
         scheduler_.submit(std::move(sp));
         n_prompt_tokens_ += uint64_t(n_prompt);
@@ -117,12 +125,34 @@ void engine_impl::sample_entry(active_request & a, int32_t seq, const float * lo
     rec.id = a.req.id;
     rec.seq = seq;
     rec.tokens.push_back(res.token);
+    if (a.req.prompt_logprobs >= 0 && !a.prompt_logprobs_sent) {
+        rec.prompt_logprobs = std::move(a.prompt_logprobs);
+        rec.n_top_prompt_logprobs = a.req.prompt_logprobs;
+        a.prompt_logprobs_sent = true;
+    }
     if (ch.smp->logprobs()) {
         rec.n_top_logprobs = res.n_top;
         rec.logprobs.push_back(logprob_entry{res.token, res.logprob, res.rank});
         for (int32_t k = 0; k < res.n_top; ++k) rec.logprobs.push_back(logprob_entry{res.top[k].token, res.top[k].logprob, res.top[k].rank});
     }
     records_.push_back(std::move(rec));
+}
+
+void engine_impl::score_prompt_rows(int32_t first, int32_t count) {
+    const size_t n_vocab = model_->hp->n_vocab;
+    for (int32_t k = 0; k < count; ++k) {
+        const prompt_row & pr = prompt_rows_[size_t(first + k)];
+        active_request & a = *pr.a;
+        const int32_t n_top = a.req.prompt_logprobs;
+        const int32_t token = a.req.prompt[size_t(pr.position + 1)];
+        const token_logprob lp = prompt_logprob(logits_.data() + size_t(k) * n_vocab, int32_t(n_vocab), token, n_top,
+                                                top_scratch_.data(), workspace_);
+        a.prompt_logprobs.push_back(logprob_entry{token, lp.logprob, lp.rank});
+        for (int32_t t = 0; t < n_top; ++t) {
+            a.prompt_logprobs.push_back(logprob_entry{top_scratch_[size_t(t)].token, top_scratch_[size_t(t)].logprob, top_scratch_[size_t(t)].rank});
+        }
+        a.n_prompt_logprobs_done = pr.position + 1;
+    }
 }
 
 void engine_impl::step() {
@@ -137,8 +167,10 @@ void engine_impl::step() {
     }
     for (const sched::block_copy & c : plan_.copies) kv_.copy_block(c.src, c.dst);
 
-    // Lay the plan out as one batch: every entry's span, and the rows whose logits are sampled.
+    // Lay the plan out as one batch: every entry's span; output rows are first the rows sampled (one per
+    // entry that reached its last known token), then the prompt positions whose logprobs were asked for.
     int32_t n_rows = 0, n_out = 0;
+    prompt_rows_.clear();
     for (size_t i = 0; i < plan_.entries.size(); ++i) {
         const sched::plan_entry & e = plan_.entries[i];
         seqs_[i] = seq_blocks{plan_.block_ids.data() + e.block_offset, e.n_blocks};
@@ -149,6 +181,21 @@ void engine_impl::step() {
         }
         if (e.need_logits && e.n_samples > 0) output_rows_[size_t(n_out++)] = n_rows - 1;
     }
+    const int32_t n_sampled_rows = n_out;
+    for (size_t i = 0, row0 = 0; i < plan_.entries.size(); row0 += size_t(plan_.entries[i].n_tokens), ++i) {
+        const sched::plan_entry & e = plan_.entries[i];
+        active_request & a = *active_.at(e.request_id);
+        if (a.req.prompt_logprobs < 0 || e.seq_index != 0) continue;
+        // Row at position p predicts prompt token p + 1; positions already scored before a preemption
+        // are skipped.
+        const int32_t n_prompt = int32_t(a.req.prompt.size());
+        for (int32_t j = 0; j < e.n_tokens; ++j) {
+            const int32_t p = e.pos_start + j;
+            if (p >= n_prompt - 1 || p < a.n_prompt_logprobs_done) continue;
+            output_rows_[size_t(n_out++)] = int32_t(row0) + j;
+            prompt_rows_.push_back({&a, p});
+        }
+    }
     forward_batch batch;
     batch.n_tokens = n_rows;
     batch.tokens = plan_.token_ids.data();
@@ -158,9 +205,18 @@ void engine_impl::step() {
     batch.n_seqs = int32_t(plan_.entries.size());
     batch.output_rows = output_rows_.data();
     batch.n_outputs = n_out;
-    forward_.run(batch, logits_.data());
+    forward_.run(batch);
     ++n_steps_;
     n_tokens_computed_ += uint64_t(n_rows);
+
+    // Prompt logprobs, in chunks that fit the logits buffer, before the sampled rows take it over.
+    const int32_t chunk = params_.max_num_seqs;
+    for (int32_t first = 0; first < int32_t(prompt_rows_.size()); first += chunk) {
+        const int32_t count = std::min(chunk, int32_t(prompt_rows_.size()) - first);
+        forward_.logits(n_sampled_rows + first, count, logits_.data());
+        score_prompt_rows(first, count);
+    }
+    forward_.logits(0, n_sampled_rows, logits_.data());
 
     // Sample in entry order: one token per sequence whose span reached its last known token, or n tokens
     // (one per choice, from the same row) when an n > 1 prompt completes and forks.

@@ -60,7 +60,7 @@ const engine_params & checked(const engine_params & p) {
 forward_limits limits_of(const engine_params & p, int32_t max_model_len) {
     forward_limits l;
     l.max_tokens = p.max_num_batched_tokens;
-    l.max_outputs = p.max_num_seqs;
+    l.max_outputs = std::max(p.max_num_seqs, p.max_num_batched_tokens);
     l.max_context = max_model_len;
     return l;
 }
@@ -89,6 +89,8 @@ engine_impl::engine_impl(std::shared_ptr<const model> m, const engine_params & p
     logits_.resize(size_t(params_.max_num_seqs) * model_->hp->n_vocab);
     sampled_.reserve(size_t(params_.max_num_seqs));
     row_copy_.resize(model_->hp->n_vocab);
+    top_scratch_.resize(model_->hp->n_vocab);
+    prompt_rows_.reserve(size_t(params_.max_num_batched_tokens));
     publish_stats();
     thread_ = std::thread([this] { run(); });
 }

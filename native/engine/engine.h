@@ -51,6 +51,7 @@ struct engine_request {
     bool skip_special_tokens = true;
     bool spaces_between_special_tokens = true;
     repetition_params repetition;          // vLLM's repetition_detection; off by default
+    int32_t prompt_logprobs = -1;          // -1 off; N ≥ 0: each prompt token's logprob plus the top N
 };
 
 struct logprob_entry {
@@ -71,6 +72,10 @@ struct engine_record {
     // logprobs: per new token, the chosen token then n_top entries (flattened, n_top + 1 per token)
     std::vector<logprob_entry> logprobs;
     int32_t n_top_logprobs = 0;
+    // prompt logprobs (with the first token's record): per prompt position 1.., the prompt token then
+    // n_top_prompt_logprobs entries (flattened, n_top_prompt_logprobs + 1 per position)
+    std::vector<logprob_entry> prompt_logprobs;
+    int32_t n_top_prompt_logprobs = 0;
     engine_finish finish = engine_finish::none;
     std::string stop_string;               // stop_reason when a stop string matched
     int32_t stop_token = -1;               // stop_reason when a stop token id matched

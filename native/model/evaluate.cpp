@@ -49,7 +49,8 @@ std::vector<float> evaluate(const std::shared_ptr<const model> & m, const std::v
         b.n_seqs = 1;
         b.output_rows = rows.data();
         b.n_outputs = len;
-        fwd.run(b, logits.data() + size_t(start) * hp.n_vocab);
+        fwd.run(b);
+        fwd.logits(0, len, logits.data() + size_t(start) * hp.n_vocab);
     }
     return logits;
 }

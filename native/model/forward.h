@@ -44,9 +44,12 @@ class llama_forward {
 public:
     llama_forward(std::shared_ptr<const model> m, kv_storage & kv, thread_pool & pool, const forward_limits & limits);
 
+    // Runs every layer over the batch and keeps the final-normed hidden state of each output row.
     // pre: batch within limits; every position's block exists in its sequence's table; tokens < n_vocab.
-    // Writes n_outputs rows of n_vocab logits into `logits` (n_outputs, n_vocab).
-    void run(const forward_batch & batch, float * logits);
+    void run(const forward_batch & batch);
+    // Logits of output rows [first, first + count) of the last run() (in output_rows order) into
+    // out (count, n_vocab). Callers with many output rows (prompt logprobs) take them in chunks.
+    void logits(int32_t first, int32_t count, float * out);
 
     const forward_limits & limits() const { return limits_; }
 
@@ -74,6 +77,7 @@ private:
     std::vector<float> up_;       // (max_tokens, n_ff)
     std::vector<float> vacc_;     // (n_threads, 2, head_dim) per worker: attend_f16's scratch (accumulator, F16 query)
     std::vector<float> out_h_;    // (max_outputs, n_embd) final-normed rows that produce logits
+    int32_t n_outputs_ = 0;       // output rows held in out_h_ by the last run()
     std::vector<uint8_t> mm_scratch_;  // matmul's converted activation rows
 };
 

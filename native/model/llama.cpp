@@ -64,7 +64,7 @@ llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, th
     mm_scratch_.resize(scratch);
 }
 
-void llama_forward::run(const forward_batch & batch, float * logits) {
+void llama_forward::run(const forward_batch & batch) {
     TM_CHECK(batch.n_tokens > 0 && batch.n_tokens <= limits_.max_tokens && batch.n_outputs >= 0 &&
              batch.n_outputs <= limits_.max_outputs, internal, "forward batch exceeds its limits");
     const int64_t n = batch.n_tokens;
@@ -123,12 +123,17 @@ void llama_forward::run(const forward_batch & batch, float * logits) {
         kt_.add(x_.data(), proj_.data(), x_.data(), n * n_embd);
     }
 
-    // Logits for the requested rows only.
+    // The final norm of the requested rows only; logits() projects them to the vocabulary on demand.
     for (int32_t o = 0; o < batch.n_outputs; ++o) {
         const int64_t t = batch.output_rows[o];
         kt_.rmsnorm(x_.data() + t * n_embd, f32(w_.output_norm), out_h_.data() + int64_t(o) * n_embd, n_embd, hp_.rms_eps);
     }
-    if (batch.n_outputs > 0) matmul(w_.output, out_h_.data(), batch.n_outputs, logits);
+    n_outputs_ = batch.n_outputs;
+}
+
+void llama_forward::logits(int32_t first, int32_t count, float * out) {
+    TM_CHECK(first >= 0 && count >= 0 && first + count <= n_outputs_, internal, "logits rows out of range");
+    if (count > 0) matmul(w_.output, out_h_.data() + int64_t(first) * hp_.n_embd, count, out);
 }
 
 // Paged causal attention: token t of sequence s at position p attends to positions 0..p of s.

@@ -20,6 +20,7 @@ struct request_params {
     std::string cache_salt;          // salts the prefix-cache chain; empty = unsalted
     int32_t n_seqs = 1;              // sequences forked from the prompt once it is computed (n)
     int32_t n_max_tokens = 0;        // reserve hint for generated tokens (0 = none)
+    bool skip_prefix_cache = false;  // compute every prompt position (prompt logprobs need their logits)
 };
 
 struct sequence {
@@ -41,6 +42,7 @@ struct request {
     bool forked = false;                 // the prompt was computed once and forked n ways
     request_status status = request_status::waiting;
     int32_t n_cached_tokens = -1;        // prefix-cache hit at first admission (-1 until admitted)
+    bool skip_prefix_cache = false;      // never look up the prefix cache for this request
     std::vector<sequence> seqs;          // seqs[0] exists from the start; forks append
 
     int32_t n_live_seqs() const {

@@ -44,6 +44,7 @@ void scheduler::submit(request_params p) {
     r->priority = p.priority;
     r->arrival = n_arrivals_++;
     r->root = kv::hash_root(p.cache_salt);
+    r->skip_prefix_cache = p.skip_prefix_cache;
     r->n_prompt = static_cast<int32_t>(p.prompt.size());
     r->n_seqs_target = p.n_seqs;
     r->seqs.reserve(static_cast<size_t>(p.n_seqs));
@@ -175,7 +176,7 @@ scheduler::seq_result scheduler::plan_sequence(plan_state & st, request * r, int
     const int32_t n_tokens = static_cast<int32_t>(s.tokens.size());
     const bool fresh = s.n_computed == 0 && s.blocks.empty(); // admission: look up the prefix cache
     int32_t n_hit = 0;
-    if (fresh && params_.enable_prefix_caching) {
+    if (fresh && params_.enable_prefix_caching && !r->skip_prefix_cache) {
         const int32_t max_blocks = std::min((n_tokens - 1) / bs, pool_.n_blocks());
         n_hit = kv::prefix_lookup(shadow_, r->root, s.tokens.data(), n_tokens, max_blocks,
                                   scratch_blocks_.data(), scratch_hashes_.data());

@@ -34,7 +34,7 @@ describe('n > 1', () => {
 
   it('computes the prompt once, forks n choices with their own streams, ends with one done event', async () => {
     const before = engine.stats().tokensComputed;
-    const events = await run({ promptTokens: prompt, n: 4, maxTokens: 12, temperature: 1, seed: 5 });
+    const events = await run({ promptTokens: prompt, n: 4, maxTokens: 12, temperature: 1, seed: 5, ignoreEos: true });
     const computed = engine.stats().tokensComputed - before;
     // 50 prompt positions once, then 11 decode positions per choice (the 12th token is never fed back).
     expect(computed).toBe(50 + 4 * 11);

@@ -97,7 +97,7 @@ describe('chat pipeline over a scripted engine', () => {
   });
 
   test('an engine error before any output is a thrown 500 (chat and chatStream)', async () => {
-    const failing: Script = () => [{ tokenIds: [], text: '', finishReason: 'error', error: new EngineError('kv exploded', 'engine_fault', 500) }];
+    const failing: Script = () => [{ index: 0, tokenIds: [], text: '', finishReason: 'error', error: new EngineError('kv exploded', 'engine_fault', 500) }];
     const f = fixture(failing);
     const e = await runChat(f.ctx, prepareChat(f.ctx, body())).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(TokenmillError);
@@ -106,12 +106,12 @@ describe('chat pipeline over a scripted engine', () => {
     const e2 = await s.next().catch((x: unknown) => x);
     expect((e2 as TokenmillError).status).toBe(500);
     // Without an error object the engine's failure is still a 500.
-    const g = fixture(() => [{ tokenIds: [], text: '', finishReason: 'error' }]);
+    const g = fixture(() => [{ index: 0, tokenIds: [], text: '', finishReason: 'error' }]);
     expect(((await runChat(g.ctx, prepareChat(g.ctx, body())).catch((x: unknown) => x)) as TokenmillError).message).toBe('Internal server error');
   });
 
   test('an engine error after output: a non-stream 500; in a stream one error event, then the end', async () => {
-    const script: Script = () => [text('ab'), { tokenIds: [], text: '', finishReason: 'error' }];
+    const script: Script = () => [text('ab'), { index: 0, tokenIds: [], text: '', finishReason: 'error' }];
     const f = fixture(script);
     expect(((await runChat(f.ctx, prepareChat(f.ctx, body())).catch((x: unknown) => x)) as TokenmillError).status).toBe(500);
     const items = await drain(runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true }))));
