@@ -5,7 +5,7 @@
 // synchronous, so a bad request throws before any output exists. An engine `error` finish is a 500
 // thrown while nothing was yielded, and an in-stream `{error}` event after that (then the stream ends).
 // The caller's signal and an early `break` both abort every choice's engine request.
-import type { Engine as CoreEngine, GenerateEvent } from '../engine/engine.js';
+import type { Engine as CoreEngine, GenerateEvent, TokenLogprob as EngineTokenLogprob } from '../engine/engine.js';
 import { EngineError, InvalidArgumentError, NotFoundError, TokenmillError } from '../engine/errors.js';
 import type { Model } from '../engine/model.js';
 import { AsyncQueue } from '../engine/async-queue.js';
@@ -17,8 +17,9 @@ import type { ToolParserName } from '../chat/tool-parser.js';
 import { buildChatResponse } from './assemble.js';
 import type { AssembleOptions, EngineChoiceOutput, EngineFinishReason, UsageCounts } from './assemble.js';
 import { ChatStreamAssembler } from './assemble-stream.js';
+import { formatPromptLogprobs } from './logprobs.js';
 import type { SampledLogprob } from './logprobs.js';
-import type { ChatCompletionChunk, ChatCompletionResponse } from './protocol.js';
+import type { ChatCompletionChunk, ChatCompletionResponse, PromptLogprobEntry } from './protocol.js';
 import { fitPrompt, rejectUnsupported, requestSeed, samplingFields } from './to-engine.js';
 import { validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
@@ -252,6 +253,7 @@ export async function runChat(ctx: ChatContext, p: PreparedChat, opts: ChatCallO
   const fingerprint = ctx.fingerprint();
   const outputs: EngineChoiceOutput[] = Array.from({ length: p.request.n }, (_, index) => ({ index, text: '', tokenIds: [], finishReason: null, stopReason: null, logprobs: p.request.logprobs ? [] : null }));
   let failure: TokenmillError | null = null;
+  let promptLogprobs: PromptLogprobEntry[] | null = null;
   try {
     for await (const { index, ev } of run.events) {
       if (ev.finishReason === 'error') {
@@ -259,6 +261,7 @@ export async function runChat(ctx: ChatContext, p: PreparedChat, opts: ChatCallO
         run.abort();
         continue;
       }
+      if (ev.promptLogprobs) promptLogprobs = toPromptLogprobs(ctx, ev.promptLogprobs);
       const o = outputs[index]!;
       o.text += ev.text;
       (o.tokenIds as number[]).push(...ev.tokenIds);
@@ -275,7 +278,19 @@ export async function runChat(ctx: ChatContext, p: PreparedChat, opts: ChatCallO
   const usage = run.usage();
   reportUsage(ctx, run, opts.project, usage);
   if (failure) throw failure;
-  return buildChatResponse(outputs, usage, { ...p.assemble, systemFingerprint: await fingerprint });
+  return buildChatResponse(outputs, usage, { ...p.assemble, systemFingerprint: await fingerprint }, promptLogprobs);
+}
+
+/** vLLM's prompt_logprobs: null for the first prompt token, then per position the prompt token and its top N. */
+function toPromptLogprobs(ctx: ChatContext, entries: readonly EngineTokenLogprob[]): PromptLogprobEntry[] {
+  const text = (id: number): string => ctx.model.tokenPiece(id);
+  return formatPromptLogprobs([
+    null,
+    ...entries.map((e) => [
+      { id: e.token, logprob: e.logprob, rank: e.rank, text: text(e.token) },
+      ...e.top.map((t) => ({ id: t.token, logprob: t.logprob, rank: t.rank, text: text(t.token) })),
+    ]),
+  ]);
 }
 
 function errorEvent(e: TokenmillError): ChatStreamErrorEvent {

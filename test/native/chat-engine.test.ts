@@ -145,6 +145,28 @@ describe('engine.chat on stories260K', () => {
     expect([streamedText(s, 0), streamedText(s, 1)]).toEqual(a.choices.map((c) => c.message.content));
   });
 
+  test('prompt_logprobs: null first, then the prompt token and its top N per position (vLLM shape)', async () => {
+    const r = await engine.chat(req({ max_completion_tokens: 1, prompt_logprobs: 2 }));
+    const pl = r.prompt_logprobs!;
+    expect(pl).toHaveLength(oracle.promptTokens.length);
+    expect(pl[0]).toBeNull();
+    for (let i = 1; i < pl.length; i++) {
+      const entry = pl[i]!;
+      const own = entry[String(oracle.promptTokens[i])]!;
+      expect(own).toBeDefined();
+      expect(own.logprob).toBeLessThanOrEqual(0);
+      expect(own.rank).toBeGreaterThanOrEqual(1);
+      const ranks = Object.values(entry).map((e) => e.rank);
+      expect(ranks).toContain(1);
+      expect(Object.keys(entry).length).toBeGreaterThanOrEqual(2);
+      expect(Object.keys(entry).length).toBeLessThanOrEqual(3);
+    }
+    // decoded_token is the token's text as llama.cpp pieces it after the preceding prompt.
+    for (let i = 1; i < pl.length; i++) expect(pl[i]![String(oracle.promptTokens[i])]!.decoded_token).toBe(oracle.promptPieces[i]);
+    const plain = await engine.chat(req({ max_completion_tokens: 1 }));
+    expect(plain.prompt_logprobs).toBeNull();
+  });
+
   test('echo prepends the last message when its role is the response role', async () => {
     const r = await engine.chat(req({
       messages: [{ role: 'assistant', content: 'Once upon a time' }],
@@ -235,7 +257,6 @@ describe('engine.chat errors', () => {
     expect(big.message).toBe(`max_tokens=${engine.maxModelLen + 1} cannot be greater than max_model_len=${engine.maxModelLen}.`);
     for (const [body, text] of [
       [{ use_beam_search: true }, 'use_beam_search is not supported yet.'],
-      [{ prompt_logprobs: 1 }, 'prompt_logprobs is not supported yet.'],
       [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, "response_format of type 'json_schema' is not supported yet."],
       [{ structured_outputs: { regex: 'a+' } }, 'structured_outputs is not supported yet.'],
       [{ stop_token_ids: [100000] }, 'token_id(s) [100000] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: 512'],

@@ -112,7 +112,6 @@ describe('fitPrompt', () => {
 describe('rejectUnsupported and requestSeed', () => {
   test('features the engine lacks are 400 "not supported yet"; text response_format passes', () => {
     expect(error400(() => rejectUnsupported(chat({ use_beam_search: true }))).message).toBe('use_beam_search is not supported yet.');
-    expect(error400(() => rejectUnsupported(chat({ prompt_logprobs: 0 }))).message).toBe('prompt_logprobs is not supported yet.');
     expect(error400(() => rejectUnsupported(chat({ response_format: { type: 'json_object' } }))).message).toBe("response_format of type 'json_object' is not supported yet.");
     expect(() => rejectUnsupported(chat({ response_format: { type: 'text' }, repetition_detection: { max_pattern_size: 2, min_count: 2 } }))).not.toThrow();
   });
