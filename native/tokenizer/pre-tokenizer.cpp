@@ -2,10 +2,12 @@
 // re-splitting the pieces of the previous one; a piece boundary is an end of input for the next regex
 // (lookaheads and `$` see it as the end). A regex search keeps the text between matches as its own
 // piece. We reproduce each regex with a hand-written matcher over code points (leftmost match, first
-// alternative that matches, greedy with the backtracking the regex would do). Two regexes (gpt-2's and
-// llama3's) are not run as regexes by llama.cpp but by hand-written splitters whose quirks we copy:
-// every unmatched code point is its own piece, and unassigned code points never join a
-// "[^\s\p{L}\p{N}]+" run. Regexes without \p{..} classes are matched by llama.cpp on the raw code
+// alternative that matches, greedy with the backtracking the regex would do). The gpt-2, llama3, qwen2
+// and qwen35 regexes are not run as regexes by llama.cpp but by hand-written splitters whose quirks we copy:
+// every unmatched code point is its own piece. Unassigned code points (llama.cpp's "undefined" flag,
+// Unicode 15.1 tables) are neither \p{L} nor \p{N} nor \s, so every splitter puts them in a
+// "[^\s\p{L}\p{N}]+" run: the hand-written ones test a non-zero flag word, which "undefined" is, and
+// the regex engine sees them as a non-category placeholder character. Regexes without \p{..} classes are matched by llama.cpp on the raw code
 // points with every non-ASCII white space replaced by U+000B, so a literal class never matches one.
 #include "tokenizer/pre-tokenizer.h"
 
@@ -108,11 +110,11 @@ size_t match_gpt2(const piece & p, size_t pos) {
         while (q < p.end && classify(p.c[q]) == k) ++q;
         return q - pos;
     }
-    if (!k_ws && k != cpt_class::undefined) {
+    if (q0 < p.end && !k_ws) {
         size_t q = q0;
         while (q < p.end) {
             const cpt_class kq = classify(p.c[q]);
-            if (is_ws(p.c[q]) || kq == cpt_class::letter || kq == cpt_class::number || kq == cpt_class::undefined) break;
+            if (is_ws(p.c[q]) || kq == cpt_class::letter || kq == cpt_class::number) break;
             ++q;
         }
         return q - pos;
@@ -125,8 +127,7 @@ size_t match_gpt2(const piece & p, size_t pos) {
 //   (?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?W+|\p{N}{1,D}
 //   | ?[^\s W \p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 // where W is \p{L} ([\p{L}\p{M}] for qwen35) and D is 3 (llama3) or 1 (qwen2, qwen35).
-// `hand_written` copies llama.cpp's llama3 splitter, which keeps unassigned code points out of the
-// punctuation run (the regex engine used for qwen2/qwen35 lets them in).
+// `hand_written` copies llama.cpp's splitters' "no match" rule: an unmatched code point is a piece.
 struct llama3_opts { size_t max_digits; bool marks_are_letters; bool hand_written; };
 
 size_t match_llama3(const piece & p, size_t pos, const llama3_opts & o) {
@@ -139,7 +140,6 @@ size_t match_llama3(const piece & p, size_t pos, const llama3_opts & o) {
         const cpt_class k = classify(x);
         if (is_ws(x) || k == cpt_class::letter || k == cpt_class::number) return false;
         if (o.marks_are_letters && k == cpt_class::mark) return false;
-        if (o.hand_written && k == cpt_class::undefined) return false;
         return true;
     };
     const uint32_t c = p.c[pos];
@@ -284,10 +284,10 @@ void pre_tokenize(pre_type type, const std::vector<uint32_t> & cpts, std::vector
             run([](const piece & p, size_t pos) { return match_llama3(p, pos, {3, false, true}); });
             break;
         case pre_type::qwen2:
-            run([](const piece & p, size_t pos) { return match_llama3(p, pos, {1, false, false}); });
+            run([](const piece & p, size_t pos) { return match_llama3(p, pos, {1, false, true}); });
             break;
         case pre_type::qwen35:
-            run([](const piece & p, size_t pos) { return match_llama3(p, pos, {1, true, false}); });
+            run([](const piece & p, size_t pos) { return match_llama3(p, pos, {1, true, true}); });
             break;
         case pre_type::gpt2:
             run(gpt2);

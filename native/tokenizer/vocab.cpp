@@ -56,6 +56,16 @@ std::shared_ptr<const vocab> vocab::from_gguf(const gguf::file & f) {
     id("tokenizer.ggml.eom_token_id", spec.eom);
     id("tokenizer.ggml.unknown_token_id", spec.unk);
     id("tokenizer.ggml.padding_token_id", spec.pad);
+    id("tokenizer.ggml.fim_pre_token_id", spec.fim_pre);
+    id("tokenizer.ggml.fim_suf_token_id", spec.fim_suf);
+    id("tokenizer.ggml.fim_mid_token_id", spec.fim_mid);
+    id("tokenizer.ggml.fim_pad_token_id", spec.fim_pad);
+    id("tokenizer.ggml.fim_rep_token_id", spec.fim_rep);
+    id("tokenizer.ggml.fim_sep_token_id", spec.fim_sep);
+    // Deprecated names, read after the new ones as llama.cpp does (so they win when both are present).
+    id("tokenizer.ggml.prefix_token_id", spec.fim_pre);
+    id("tokenizer.ggml.suffix_token_id", spec.fim_suf);
+    id("tokenizer.ggml.middle_token_id", spec.fim_mid);
     auto flag = [&](const char * key, int & out) {
         if (auto v = f.get_bool(key)) out = *v ? 1 : 0;
     };
@@ -146,6 +156,12 @@ void vocab::build(const vocab_spec & spec, const std::vector<std::string_view> &
     eom_ = resolve("eom", spec.eom, -1);
     unk_ = resolve("unknown", spec.unk, def_unk);
     pad_ = resolve("padding", spec.pad, -1);
+    fim_pre_ = resolve("fim_pre", spec.fim_pre, -1);
+    fim_suf_ = resolve("fim_suf", spec.fim_suf, -1);
+    fim_mid_ = resolve("fim_mid", spec.fim_mid, -1);
+    fim_pad_ = resolve("fim_pad", spec.fim_pad, -1);
+    fim_rep_ = resolve("fim_rep", spec.fim_rep, -1);
+    fim_sep_ = resolve("fim_sep", spec.fim_sep, -1);
     TM_CHECK(!add_bos_ || bos_ >= 0, tokenizer, "add_bos_token is set but there is no BOS token");
     TM_CHECK(!add_eos_ || eos_ >= 0, tokenizer, "add_eos_token is set but there is no EOS token");
 
@@ -209,6 +225,10 @@ void vocab::build(const vocab_spec & spec, const std::vector<std::string_view> &
         }
     }
 
+    // Special ids found by text, with their type overrides, and the end-of-generation set: before the
+    // added-token list, which must see the overridden types.
+    detect_special_tokens();
+
     // Token strip flags (llama.cpp sets them by model name).
     strip_.assign(n, 0);
     const std::string lname = lower(spec.name);
@@ -229,30 +249,6 @@ void vocab::build(const vocab_spec & spec, const std::vector<std::string_view> &
     std::stable_sort(added_sorted_.begin(), added_sorted_.end(), [&](int32_t a, int32_t b) {
         return token_text(a).size() > token_text(b).size();
     });
-
-    // End-of-generation ids: eos/eot/eom plus the well-known end-of-turn texts.
-    static const char * const eot_texts[] = {
-        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>",
-        "<｜end▁of▁sentence｜>",
-    };
-    if (eot_ < 0) {
-        for (const char * t : eot_texts) {
-            const int32_t id = text_to_token(t);
-            if (id >= 0) { eot_ = id; break; }
-        }
-    }
-    static const char * const eog_texts[] = {
-        "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>", "<|endoftext|>",
-        "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
-    };
-    if (eom_ < 0) eom_ = text_to_token("<|eom_id|>");
-    for (int32_t id : {eos_, eot_, eom_}) if (id >= 0) eog_.push_back(id);
-    for (const char * t : eog_texts) {
-        const int32_t id = text_to_token(t);
-        if (id >= 0) eog_.push_back(id);
-    }
-    std::sort(eog_.begin(), eog_.end());
-    eog_.erase(std::unique(eog_.begin(), eog_.end()), eog_.end());
 }
 
 bool vocab::is_eog(int32_t id) const { return std::binary_search(eog_.begin(), eog_.end(), id); }

@@ -40,6 +40,8 @@ struct vocab_spec {
     std::vector<int32_t> types;         // empty = all normal
     std::vector<std::string> merges;    // "left right"
     int64_t bos = -2, eos = -2, eot = -2, eom = -2, unk = -2, pad = -2;  // -2 = absent; -1 = none
+    // Fill-in-the-middle ids (tokenizer.ggml.fim_{pre,suf,mid,pad,rep,sep}_token_id), same encoding.
+    int64_t fim_pre = -2, fim_suf = -2, fim_mid = -2, fim_pad = -2, fim_rep = -2, fim_sep = -2;
     int add_bos = -1, add_eos = -1, add_space_prefix = -1;  // -1 = absent
 };
 
@@ -72,6 +74,12 @@ public:
     int32_t eom() const { return eom_; }
     int32_t unk() const { return unk_; }
     int32_t pad() const { return pad_; }
+    int32_t fim_pre() const { return fim_pre_; }
+    int32_t fim_suf() const { return fim_suf_; }
+    int32_t fim_mid() const { return fim_mid_; }
+    int32_t fim_pad() const { return fim_pad_; }
+    int32_t fim_rep() const { return fim_rep_; }
+    int32_t fim_sep() const { return fim_sep_; }
     const std::vector<int32_t> & eog_ids() const { return eog_; }  // end-of-generation ids, sorted
     bool is_eog(int32_t id) const;
     bool add_bos() const { return add_bos_; }
@@ -105,6 +113,8 @@ private:
     }
     void build(const vocab_spec & spec, const std::vector<std::string_view> & tokens,
                const std::vector<std::string_view> & merges);
+    // Special ids found by token text, type overrides and the end-of-generation set (special-tokens.cpp).
+    void detect_special_tokens();
 
     vocab_type type_ = vocab_type::spm;
     pre_type pre_ = pre_type::default_;
@@ -119,6 +129,7 @@ private:
     std::vector<int32_t> added_sorted_;  // CONTROL/USER_DEFINED/UNKNOWN ids, longest text first
     std::vector<int32_t> eog_;
     int32_t bos_ = -1, eos_ = -1, eot_ = -1, eom_ = -1, unk_ = -1, pad_ = -1;
+    int32_t fim_pre_ = -1, fim_suf_ = -1, fim_mid_ = -1, fim_pad_ = -1, fim_rep_ = -1, fim_sep_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, ignore_merges_ = false;
     bool spm_space_bounded_ = false;
 };
