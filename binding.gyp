@@ -9,17 +9,11 @@
   },
   "target_defaults": {
     "include_dirs": ["native"],
-    "cflags!": ["-fno-exceptions", "-O2", "-O3"],
-    "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14", "-O2", "-O3"],
+    "cflags!": ["-fno-exceptions"],
+    "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
     "cflags_cc": ["<@(tm_cflags)", "-fexceptions", "-pthread"],
     "ldflags": ["-pthread"],
-    "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
-    "configurations": {
-      "Release": {
-        "cflags_cc!": ["-O2"],
-        "cflags_cc+": ["-O3"]
-      }
-    }
+    "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"]
   },
   "targets": [
     {
