@@ -95,6 +95,15 @@ export class Model {
     }
   }
 
+  /** The raw bytes a token contributes to the output (a byte-fallback token may not be valid UTF-8 alone). */
+  tokenBytes(id: number): Uint8Array {
+    try {
+      return this.handle.tokenBytes(id);
+    } catch (error) {
+      throw fromNative(error);
+    }
+  }
+
   dispose(): void {
     this.#native?.dispose();
     this.#native = null;

@@ -66,6 +66,7 @@ export interface NativeModel {
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
   detokenize(ids: Int32Array, options: NativeDetokenizeOptions): string;
   tokenPiece(id: number): string;
+  tokenBytes(id: number): Uint8Array;
   evaluate(tokens: Int32Array, threads: number): Promise<Float32Array>;
   dispose(): void;
 }

@@ -77,7 +77,6 @@ export class Engine {
 
   private constructor(core: CoreEngine, model: Model, options: EngineOptions) {
     this.#core = core;
-    const encoder = new TextEncoder();
     if (options.toolCallParser !== undefined && !TOOL_PARSERS.includes(options.toolCallParser)) {
       throw new InvalidArgumentError(`Expected one of ${TOOL_PARSERS.join(', ')} for toolCallParser but received ${String(options.toolCallParser)}`, 'invalid_argument', 400);
     }
@@ -99,7 +98,7 @@ export class Engine {
       tokenBytes: (id) => {
         let b = this.#bytes.get(id);
         if (!b) {
-          b = encoder.encode(model.tokenPiece(id));
+          b = model.tokenBytes(id);
           this.#bytes.set(id, b);
         }
         return b;

@@ -117,6 +117,7 @@ Napi::Function js_model::define(Napi::Env env) {
         InstanceMethod<&js_model::detokenize>("detokenize"),
         InstanceMethod<&js_model::token_piece>("tokenPiece"),
         InstanceMethod<&js_model::evaluate_logits>("evaluate"),
+        InstanceMethod<&js_model::token_bytes>("tokenBytes"),
         InstanceMethod<&js_model::dispose>("dispose"),
     });
 }
@@ -238,6 +239,21 @@ Napi::Value js_model::token_piece(const Napi::CallbackInfo & info) {
         TM_CHECK(id >= 0 && id < int64_t(m->vocab->n_tokens()), invalid_argument,
                  "token id " + std::to_string(id) + " is out of the vocabulary");
         return Napi::String::New(env, m->vocab->token_to_piece(int32_t(id)));
+    });
+}
+
+Napi::Value js_model::token_bytes(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        const auto m = get();
+        TM_CHECK(info[0].IsNumber(), invalid_argument, "Expected a number for id");
+        const int64_t id = info[0].As<Napi::Number>().Int64Value();
+        TM_CHECK(id >= 0 && id < int64_t(m->vocab->n_tokens()), invalid_argument,
+                 "token id " + std::to_string(id) + " is out of the vocabulary");
+        const std::string piece = m->vocab->token_to_piece(int32_t(id));
+        Napi::Uint8Array out = Napi::Uint8Array::New(env, piece.size());
+        std::copy(piece.begin(), piece.end(), out.Data());
+        return out;
     });
 }
 

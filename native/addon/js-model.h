@@ -26,6 +26,7 @@ private:
     Napi::Value detokenize(const Napi::CallbackInfo & info);
     Napi::Value token_piece(const Napi::CallbackInfo & info);
     Napi::Value evaluate_logits(const Napi::CallbackInfo & info);
+    Napi::Value token_bytes(const Napi::CallbackInfo & info);
     Napi::Value dispose(const Napi::CallbackInfo & info);
 
     std::shared_ptr<const model> model_;

@@ -145,6 +145,14 @@ describe('engine.chat on stories260K', () => {
     expect([streamedText(s, 0), streamedText(s, 1)]).toEqual(a.choices.map((c) => c.message.content));
   });
 
+  test('a byte-fallback token that is not UTF-8 alone is written bytes:\\xNN with its raw bytes', async () => {
+    // Token 229 is <0xE2>, the lead byte of a three-byte character.
+    const r = await engine.chat(req({ max_completion_tokens: 1, logprobs: true, logit_bias: { '229': 100 } }));
+    const entry = r.choices[0]!.logprobs!.content![0]!;
+    expect(entry.token).toBe('bytes:\\xe2');
+    expect(entry.bytes).toEqual([0xe2]);
+  });
+
   test('prompt_logprobs: null first, then the prompt token and its top N per position (vLLM shape)', async () => {
     const r = await engine.chat(req({ max_completion_tokens: 1, prompt_logprobs: 2 }));
     const pl = r.prompt_logprobs!;
