@@ -85,7 +85,7 @@ public:
     }
 
 private:
-    const Napi::Object & o_;
+    Napi::Object o_;   // a handle (by value: readers are also built from temporaries)
 };
 
 xarg_value xarg_of(const Napi::Value & v) {

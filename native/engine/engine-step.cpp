@@ -248,16 +248,18 @@ void engine_impl::step() {
         rec.stop_string = stop.stop_string;
         rec.stop_token = stop.stop_token;
         if (reason == engine_finish::none && int32_t(ch.output.size()) >= a.max_tokens) reason = engine_finish::length;
-        const uint64_t id = rec.id;
-        bool done = false;
         if (reason != engine_finish::none) {
-            done = finish_choice(a, rec.seq, reason, rec);
-            if (done) scheduler_.finish_request(id);
-            else scheduler_.finish_sequence(id, rec.seq);
+            if (finish_choice(a, rec.seq, reason, rec)) {
+                scheduler_.finish_request(rec.id);
+                active_.erase(rec.id);
+            } else {
+                scheduler_.finish_sequence(rec.id, rec.seq);
+            }
         }
-        emit(std::move(rec));
-        if (done) active_.erase(id);
     }
+    // Stats first, so a caller woken by these records already sees the step they report.
+    publish_stats();
+    for (engine_record & rec : records_) emit(std::move(rec));
 }
 
 } // namespace tmill

@@ -41,17 +41,20 @@ describe('engine life cycle', () => {
     const model = await Model.load(stories260K);
     const engine = await Engine.create(model, { kvCacheMemory: 1 << 20, threads: 1, maxNumSeqs: 1, schedulingPolicy: 'priority' });
     const order: string[] = [];
-    const run = async (name: string, priority: number): Promise<void> => {
-      for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens: 8, temperature: 0, priority })) {
+    const run = async (name: string, priority: number, maxTokens: number, onFirstToken?: () => void): Promise<void> => {
+      for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens, temperature: 0, ignoreEos: true, priority })) {
+        if (ev.tokenIds.length > 0) onFirstToken?.();
         if (ev.finishReason) order.push(name);
       }
     };
-    await Promise.all([run('first', 5), run('low', 10), run('high', -3), run('mid', 5)]);
+    // A blocker nothing outranks holds the only sequence slot while the others queue up behind it.
+    let release!: () => void;
+    const started = new Promise<void>((r) => (release = r));
+    const blocker = run('blocker', -100, 200, () => release());
+    await started;
+    await Promise.all([blocker, run('low', 10, 4), run('high', -3, 4), run('mid', 5, 4), run('mid2', 5, 4)]);
     await engine.close();
-    // 'first' may be running before the others arrive (and 'high' may then preempt it); among the rest,
-    // priority decides, with the tie between the two 5s going to the earlier arrival.
-    expect(order.filter((n) => n !== 'first')).toEqual(['high', 'mid', 'low']);
-    expect(order.indexOf('first')).toBeLessThan(order.indexOf('mid'));
+    expect(order).toEqual(['blocker', 'high', 'mid', 'mid2', 'low']);
   });
 
   it('bad requests fail alone: validation errors throw, engine-side errors end with finishReason error', async () => {
