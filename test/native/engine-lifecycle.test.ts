@@ -54,8 +54,9 @@ describe('engine life cycle', () => {
     await started;
     await Promise.all([blocker, run('low', 10, 4), run('high', -3, 4), run('mid', 5, 4), run('mid2', 5, 4)]);
     await engine.close();
-    // The queued requests run by priority, ties by arrival. (Once, under CI load, 'blocker' finished after
-    // 'high' and 'mid' — not reproduced since; noted as an open question — so its place is not asserted.)
+    // The queued requests run by priority, ties by arrival. The blocker's place is not asserted: `order`
+    // records when each consumer reaches its finish event, and under load the blocker's consumer can still
+    // be working through its ~200 queued events when the short requests' consumers are done.
     expect(order.filter((n) => n !== 'blocker')).toEqual(['high', 'mid', 'mid2', 'low']);
   });
 
