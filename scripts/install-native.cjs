@@ -6,7 +6,7 @@ const path = require('node:path');
 const fs = require('node:fs');
 
 const root = path.resolve(__dirname, '..');
-const prebuild = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'node.napi.node');
+const prebuild = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'tokenmill.node');
 
 function prebuildLoads() {
   if (process.env.TOKENMILL_FORCE_BUILD === '1' || !fs.existsSync(prebuild)) return false;

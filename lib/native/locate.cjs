@@ -2,7 +2,7 @@
 // Where the compiled addon lives. Plain JS (no compile step) so the install script can use it before any
 // TypeScript is built. Search order (DESIGN.md §5):
 //   1. $TOKENMILL_NATIVE (an explicit path to a .node file)
-//   2. prebuilds/<platform>-<arch>/node.napi.node (prebuildify --napi)
+//   2. prebuilds/<platform>-<arch>/tokenmill.node (prebuildify --napi names it after the package)
 //   3. build/Release/tokenmill.node, then build/Debug/tokenmill.node (node-gyp)
 // 2 and 3 go through `bindings` with an explicit try list. On failure one error lists every path tried.
 const fs = require('node:fs');
@@ -14,7 +14,7 @@ const platformArch = `${process.platform}-${process.arch}`;
 // `bindings` replaces each element of a try path by the option of that name, else uses it literally.
 const bindingsOptions = { bindings: 'tokenmill.node', module_root: packageRoot, platformArch };
 const bindingsTry = [
-  ['module_root', 'prebuilds', 'platformArch', 'node.napi.node'],
+  ['module_root', 'prebuilds', 'platformArch', 'bindings'],
   ['module_root', 'build', 'Release', 'bindings'],
   ['module_root', 'build', 'Debug', 'bindings'],
 ];
