@@ -8,7 +8,7 @@ import { Engine, Model, NotFoundError, RequestValidationError, TemplateError, To
 import type { ChatCompletionChunk, ChatStreamItem } from '../../lib/index.js';
 import { oraclesDir, stories260K } from '../helpers/shared.js';
 
-const oracle = JSON.parse(readFileSync(path.join(oraclesDir, 'stories260K.once-upon-a-time.n64.json'), 'utf8')) as { text: string; generatedTokens: number[]; promptTokens: number[] };
+const oracle = JSON.parse(readFileSync(path.join(oraclesDir, 'stories260K.once-upon-a-time.n64.json'), 'utf8')) as { text: string; generatedTokens: number[]; promptTokens: number[]; promptPieces: string[] };
 const TEMPLATE = '{% for m in messages %}{{ m.content }}{% endfor %}';
 
 function req(extra: Record<string, unknown> = {}): Record<string, unknown> {
