@@ -1,6 +1,7 @@
 // Command-line options of `npm run bench` and the workload sizes they select.
 import os from 'node:os';
 import path from 'node:path';
+import type { HttpWorkload } from './http-bench.js';
 
 export type Only = 'both' | 'tokenmill' | 'llamacpp';
 
@@ -29,7 +30,11 @@ export interface BenchOptions {
   cacheDir: string;
   resultsDir: string;
   skipSampling: boolean;
+  /** --http: only the HTTP benchmarks; --skip-http: everything but them (the default run has both). */
+  httpOnly: boolean;
+  skipHttp: boolean;
   workload: Workload;
+  http: HttpWorkload;
 }
 
 const fullWorkload: Workload = {
@@ -41,13 +46,18 @@ const quickWorkload: Workload = {
   samplingTokens: 64, samplingReps: 2, samplingPromptTokens: 64,
 };
 
+const fullHttp: HttpWorkload = { rateRequests: 2000, rateClients: 32, ttftClients: 16, ttftTokens: 16, ttftRounds: 5 };
+const quickHttp: HttpWorkload = { rateRequests: 300, rateClients: 32, ttftClients: 16, ttftTokens: 16, ttftRounds: 2 };
+
 export const usage = `usage: npm run bench -- [--quick] [--threads N] [--only tokenmill|llamacpp] [--reps N]
-                       [--skip-sampling] [--cache-dir DIR]
+                       [--skip-sampling] [--http | --skip-http] [--cache-dir DIR]
   --quick          small synthetic model and fewer repetitions (a smoke run, not a measurement)
   --threads N      threads for both implementations (default 2)
   --only X         measure one implementation (no ratios)
   --reps N         repetitions per measurement (default 5, quick 2)
   --skip-sampling  leave out the sampling-cost measurement
+  --http           only the HTTP benchmarks (tokenmill serve on 127.0.0.1; absolute numbers, no peer)
+  --skip-http      leave out the HTTP benchmarks
   --cache-dir DIR  where synthetic models are kept (default $TOKENMILL_BENCH_CACHE or <tmp>/tokenmill-bench)`;
 
 export class UsageError extends Error {}
@@ -59,7 +69,7 @@ function positiveInt(flag: string, v: string | undefined): number {
 }
 
 export function parseOptions(argv: readonly string[], repoRoot: string): BenchOptions {
-  let quick = false, threads = 2, only: Only = 'both', reps: number | undefined, skipSampling = false;
+  let quick = false, threads = 2, only: Only = 'both', reps: number | undefined, skipSampling = false, httpOnly = false, skipHttp = false;
   let cacheDir = process.env.TOKENMILL_BENCH_CACHE ?? path.join(os.tmpdir(), 'tokenmill-bench');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -70,6 +80,8 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
       case '--threads': threads = positiveInt(flag, value()); break;
       case '--reps': reps = positiveInt(flag, value()); break;
       case '--skip-sampling': skipSampling = true; break;
+      case '--http': case '--http-only': httpOnly = true; break;
+      case '--skip-http': skipHttp = true; break;
       case '--cache-dir': { const v = value(); if (!v) throw new UsageError('--cache-dir expects a path'); cacheDir = path.resolve(v); break; }
       case '--only': {
         const v = value();
@@ -81,7 +93,10 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
       default: throw new UsageError(`unknown argument ${a}`);
     }
   }
+  if (httpOnly && skipHttp) throw new UsageError('--http and --skip-http contradict each other');
+  if (httpOnly && only === 'llamacpp') throw new UsageError('--http measures tokenmill only; --only llamacpp leaves nothing to run');
   const workload = { ...(quick ? quickWorkload : fullWorkload) };
-  if (reps !== undefined) workload.reps = workload.samplingReps = reps;
-  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, workload };
+  const http = { ...(quick ? quickHttp : fullHttp) };
+  if (reps !== undefined) workload.reps = workload.samplingReps = http.ttftRounds = reps;
+  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, workload, http };
 }

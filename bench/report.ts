@@ -1,4 +1,5 @@
 // The benchmark's result shape (written as JSON) and its printed table.
+import type { HttpResult } from './http-bench.js';
 import type { Workload } from './options.js';
 import { fmt, type Series } from './stats.js';
 
@@ -39,6 +40,8 @@ export interface BenchResult {
   model: { name: string; path: string; bytes: number; options: object };
   comparisons: Comparison[];
   sampling: SamplingRow[];
+  /** tokenmill's HTTP server alone (absent with --skip-http or --only llamacpp). */
+  http?: HttpResult;
 }
 
 const pad = (s: string, n: number): string => (s.length >= n ? s : s + ' '.repeat(n - s.length));
@@ -56,7 +59,7 @@ export function printTable(r: BenchResult): void {
   out.push(`1-minute load average before/after: ${fmt(r.machine.loadavgBefore, 2)} / ${fmt(r.machine.loadavgAfter, 2)} (the run itself adds up to ${r.threads})`);
   out.push('');
   const w = [46, 26, 26, 10];
-  out.push(pad('metric (median [min-max])', w[0]!) + lpad('tokenmill', w[1]!) + lpad('llama.cpp', w[2]!) + lpad('ratio', w[3]!));
+  if (r.comparisons.length > 0) out.push(pad('metric (median [min-max])', w[0]!) + lpad('tokenmill', w[1]!) + lpad('llama.cpp', w[2]!) + lpad('ratio', w[3]!));
   for (const c of r.comparisons) {
     out.push(pad(c.label, w[0]!) + lpad(cell(c.tokenmill), w[1]!) + lpad(cell(c.llamacpp), w[2]!) + lpad(c.ratio === undefined ? '-' : fmt(c.ratio, 2), w[3]!));
   }
@@ -73,7 +76,24 @@ export function printTable(r: BenchResult): void {
     }
     out.push('  (sampling ratio is tokenmill cost / llama.cpp cost: below 1 means tokenmill samples faster)');
   }
-  out.push('');
-  out.push('ratios are tokenmill / llama.cpp medians: above 1 means tokenmill is faster');
+  if (r.comparisons.length > 0) {
+    out.push('');
+    out.push('ratios are tokenmill / llama.cpp medians: above 1 means tokenmill is faster');
+  }
+  if (r.http) printHttp(out, r.http);
   console.log(out.join('\n'));
+}
+
+function printHttp(out: string[], h: HttpResult): void {
+  const ms = (x: number): string => `${fmt(x, 1)} ms`;
+  out.push('');
+  out.push('tokenmill HTTP server over 127.0.0.1 (absolute numbers; no llama.cpp HTTP peer, so no ratio)');
+  const rt = h.rate;
+  out.push(`  chat completions, non-stream, max_tokens 1 (${rt.model}, ${rt.clients} clients, ${rt.requests} requests)`);
+  out.push(pad('    requests/s', 46) + lpad(fmt(rt.requestsPerSecond, 1), 26));
+  out.push(pad('    latency p50 / p99', 46) + lpad(`${ms(rt.latency.p50Ms)} / ${ms(rt.latency.p99Ms)}`, 26));
+  const t = h.ttft;
+  out.push(`  streaming, ${t.clients} concurrent clients, max_tokens ${t.maxTokens} (${t.model}, ${t.rounds} rounds, ${t.ttft.count} streams)`);
+  out.push(pad('    time to first token p50 / p99', 46) + lpad(`${ms(t.ttft.p50Ms)} / ${ms(t.ttft.p99Ms)}`, 26));
+  out.push(pad('    whole stream p50 / p99', 46) + lpad(`${ms(t.streamTotal.p50Ms)} / ${ms(t.streamTotal.p99Ms)}`, 26));
 }

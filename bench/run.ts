@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { measureHttp, type HttpResult } from './http-bench.js';
 import { ensureModel } from './model-cache.js';
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.js';
 import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
@@ -55,6 +56,48 @@ function compare(label: string, unit: string, values: Map<string, number[]>): Co
   return c;
 }
 
+/** The A/B part: tokenmill and/or llama.cpp on the main model; `sides` is closed by the caller on error. */
+async function compareSides(opts: BenchOptions, repoRoot: string, modelPath: string, sides: Side[]): Promise<Comparison[]> {
+  const w = opts.workload;
+  const contextSize = Math.max(w.promptTokens, w.shortPromptTokens + Math.max(w.decodeTokens, w.aggregateTokens)) + 64;
+  if (opts.only !== 'llamacpp') {
+    sides.push(await TokenmillSide.open(modelPath, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens }));
+  }
+  if (opts.only !== 'tokenmill') {
+    sides.push(await LlamacppSide.open(repoRoot, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000 }));
+  }
+  const bos = 1;
+  let seed = 1000;
+  log('warm-up ...');
+  for (const s of sides) {
+    await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++));
+    await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), 4, 'greedy');
+  }
+
+  log(`prompt processing: ${w.promptTokens}-token prompt x ${w.reps} ...`);
+  const prefill = await measure(sides, w.reps, async (s) => w.promptTokens / (await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++))));
+  log(`single-stream decode: ${w.decodeTokens} tokens x ${w.reps} ...`);
+  const decode = await measure(sides, w.reps, async (s) => {
+    const r = await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), w.decodeTokens, 'greedy');
+    return r.tokens / r.seconds;
+  });
+  log(`aggregate decode: ${w.streams} streams x ${w.aggregateTokens} tokens x ${w.reps} ...`);
+  const aggregate = await measure(sides, w.reps, async (s) => {
+    const prompts = Array.from({ length: w.streams }, () => randomPrompt(w.shortPromptTokens, 32000, bos, seed++));
+    const r = await s.aggregate(prompts, w.aggregateTokens);
+    if (r.tokens !== w.streams * w.aggregateTokens) throw new Error(`${s.name}: ${r.tokens} tokens generated, expected ${w.streams * w.aggregateTokens}`);
+    return r.tokens / r.seconds;
+  });
+  const comparisons = [
+    compare(`prompt tok/s (${w.promptTokens}-token prompt)`, 'tok/s', prefill),
+    compare(`decode tok/s (1 stream, ${w.decodeTokens} tokens)`, 'tok/s', decode),
+    compare(`aggregate decode tok/s (${w.streams} streams x ${w.aggregateTokens})`, 'tok/s', aggregate),
+  ];
+  for (const s of sides) await s.close();
+  sides.length = 0;
+  return comparisons;
+}
+
 async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
   const sharedDir = process.env.TOKENMILL_SHARED ? path.resolve(process.env.TOKENMILL_SHARED) : path.resolve(repoRoot, '..', 'shared');
   const spmVocab = path.join(sharedDir, 'models', 'vocab', 'ggml-vocab-llama-spm.gguf');
@@ -68,54 +111,27 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
   const cached = await ensureModel(opts.cacheDir, spec.name, spec.options, 32000, log);
   log(`model ${cached.path} (${(cached.bytes / 1e9).toFixed(2)} GB${cached.reused ? ', reused' : ''}); threads ${opts.threads}`);
 
-  const contextSize = Math.max(w.promptTokens, w.shortPromptTokens + Math.max(w.decodeTokens, w.aggregateTokens)) + 64;
   const sides: Side[] = [];
   try {
-    if (opts.only !== 'llamacpp') {
-      sides.push(await TokenmillSide.open(cached.path, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens }));
-    }
-    if (opts.only !== 'tokenmill') {
-      sides.push(await LlamacppSide.open(repoRoot, cached.path, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000 }));
-    }
-    const bos = 1;
-    let seed = 1000;
-    log('warm-up ...');
-    for (const s of sides) {
-      await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++));
-      await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), 4, 'greedy');
-    }
-
-    log(`prompt processing: ${w.promptTokens}-token prompt x ${w.reps} ...`);
-    const prefill = await measure(sides, w.reps, async (s) => w.promptTokens / (await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++))));
-    log(`single-stream decode: ${w.decodeTokens} tokens x ${w.reps} ...`);
-    const decode = await measure(sides, w.reps, async (s) => {
-      const r = await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), w.decodeTokens, 'greedy');
-      return r.tokens / r.seconds;
-    });
-    log(`aggregate decode: ${w.streams} streams x ${w.aggregateTokens} tokens x ${w.reps} ...`);
-    const aggregate = await measure(sides, w.reps, async (s) => {
-      const prompts = Array.from({ length: w.streams }, () => randomPrompt(w.shortPromptTokens, 32000, bos, seed++));
-      const r = await s.aggregate(prompts, w.aggregateTokens);
-      if (r.tokens !== w.streams * w.aggregateTokens) throw new Error(`${s.name}: ${r.tokens} tokens generated, expected ${w.streams * w.aggregateTokens}`);
-      return r.tokens / r.seconds;
-    });
-    const comparisons = [
-      compare(`prompt tok/s (${w.promptTokens}-token prompt)`, 'tok/s', prefill),
-      compare(`decode tok/s (1 stream, ${w.decodeTokens} tokens)`, 'tok/s', decode),
-      compare(`aggregate decode tok/s (${w.streams} streams x ${w.aggregateTokens})`, 'tok/s', aggregate),
-    ];
-    for (const s of sides) await s.close();
-    sides.length = 0;
-
-    const stepSeconds: Record<string, number> = {};
-    const dc = comparisons[1]!;
-    if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
-    if (dc.llamacpp) stepSeconds.llamacpp = 1 / dc.llamacpp.median;
+    let comparisons: Comparison[] = [];
     const sampling: SamplingRow[] = [];
-    if (!opts.skipSampling) {
-      for (const [vocabPath, nVocab] of [[spmVocab, 32000], [qwenVocab, 151936]] as const) {
-        sampling.push(await measureSampling({ opts, repoRoot, vocabPath, nVocab, stepSeconds, log }));
+    if (!opts.httpOnly) {
+      comparisons = await compareSides(opts, repoRoot, cached.path, sides);
+      const stepSeconds: Record<string, number> = {};
+      const dc = comparisons[1]!;
+      if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
+      if (dc.llamacpp) stepSeconds.llamacpp = 1 / dc.llamacpp.median;
+      if (!opts.skipSampling) {
+        for (const [vocabPath, nVocab] of [[spmVocab, 32000], [qwenVocab, 151936]] as const) {
+          sampling.push(await measureSampling({ opts, repoRoot, vocabPath, nVocab, stepSeconds, log }));
+        }
       }
+    }
+    let http: HttpResult | undefined;
+    if (!opts.skipHttp && opts.only !== 'llamacpp') {
+      const tinyModelPath = path.join(sharedDir, 'models', 'stories260K.gguf');
+      if (!existsSync(tinyModelPath)) throw new Error(`${tinyModelPath} not found (set TOKENMILL_SHARED)`);
+      http = await measureHttp({ repoRoot, tinyModelPath, mainModelPath: cached.path, mainModelName: spec.name, threads: opts.threads, workload: opts.http, log });
     }
     return {
       date: new Date().toISOString(),
@@ -131,6 +147,7 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
       model: { name: spec.name, path: cached.path, bytes: cached.bytes, options: { ...spec.options, vocab: path.basename(spmVocab) } },
       comparisons,
       sampling,
+      ...(http ? { http } : {}),
     };
   } finally {
     for (const s of sides) await s.close().catch(() => undefined);
