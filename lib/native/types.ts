@@ -87,6 +87,8 @@ export interface NativeEngineOptions {
   enablePrefixCaching?: boolean;
   maxLogprobs?: number;
   maxModelLen?: number;
+  /** Engine-wide seed (vLLM's --seed): requests without a seed draw theirs from a stream seeded with it. */
+  seed?: number;
 }
 
 export interface NativeRequest {

@@ -47,7 +47,7 @@ const FLAGS: Record<string, { kind: Kind; help: string; repeat?: boolean; choice
   '--enable-prefix-caching': { kind: 'flag', help: 'reuse cached prompt prefixes (default on)' },
   '--no-enable-prefix-caching': { kind: 'flag', help: 'turn prefix caching off' },
   '--max-logprobs': { kind: 'int', help: 'largest top_logprobs a request may ask (default 20)' },
-  '--seed': { kind: 'int', help: 'server seed (default 0)' },
+  '--seed': { kind: 'int', help: 'engine-wide seed: requests without a seed draw theirs from it (default: random)' },
   '--threads': { kind: 'int', help: 'CPU threads (default: all cores)' },
   '--device': { kind: 'string', choices: ['cpu', 'cuda', 'auto'], help: 'cpu, cuda or auto (default auto)' },
   '--tool-call-parser': { kind: 'string', help: 'tool-call parser (default: detected from the template)' },

@@ -47,6 +47,7 @@ async function loadAll(flags: ServeFlags, server: () => TokenmillServer): Promis
       if (flags.maxNumBatchedTokens !== undefined) options.maxNumBatchedTokens = flags.maxNumBatchedTokens;
       if (flags.kvCacheMemory !== undefined) options.kvCacheMemory = flags.kvCacheMemory;
       if (flags.threads !== undefined) options.threads = flags.threads;
+      if (flags.seed !== undefined) options.seed = flags.seed;
       if (template !== undefined) options.chatTemplate = template;
       if (flags.toolCallParser !== undefined) options.toolCallParser = flags.toolCallParser as EngineOptions['toolCallParser'];
       if (flags.reasoningParser !== undefined) options.reasoningParser = flags.reasoningParser as EngineOptions['reasoningParser'];
@@ -78,7 +79,6 @@ export async function serve(args: string[]): Promise<number> {
     process.stderr.write('tokenmill serve: --device cuda: this build of tokenmill runs on the CPU only\n');
     return 1;
   }
-  if (flags.seed !== undefined) say(`tokenmill: warning: --seed ${flags.seed} is accepted for vLLM compatibility, but the engine has no server-wide seed; pass "seed" per request for reproducible sampling`);
   const host = flags.host ?? '127.0.0.1';
   if (flags.apiKeys.length === 0) {
     say(`tokenmill: warning: no API key configured (--api-key, --api-keys-file or TOKENMILL_API_KEY): the server is open to anyone who can reach ${host}${flags.host === null ? ' (bound to 127.0.0.1 for that reason)' : ''}`);

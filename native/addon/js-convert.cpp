@@ -116,6 +116,10 @@ engine_params engine_params_from_js(const Napi::Object & o) {
     p.enable_prefix_caching = r.boolean("enablePrefixCaching", true);
     p.max_logprobs = int32_t(r.integer("maxLogprobs", p.max_logprobs, -1, k_i32_max));
     p.max_model_len = int32_t(r.integer("maxModelLen", 0, 0, k_i32_max));
+    if (r.has("seed")) {
+        p.has_seed = true;
+        p.seed = r.integer("seed", 0, -(int64_t(1) << 53), int64_t(1) << 53);
+    }
     return p;
 }
 

@@ -103,6 +103,7 @@ private:
     sched::scheduler scheduler_;
     sampler_workspace workspace_;
     sched::step_plan plan_;
+    rng seed_stream_;                              // seeds of requests that bring none
     std::unordered_map<uint64_t, std::unique_ptr<active_request>> active_;
     std::vector<inbox_command> commands_;          // drained inbox, reused
     std::vector<int32_t> positions_;               // (max_num_batched_tokens)

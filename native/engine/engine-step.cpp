@@ -49,9 +49,10 @@ void engine_impl::admit(engine_request && request) {
         shape.max_logprobs = params_.max_logprobs;
         shape.prompt = request.prompt.data();
         if (!request.sampling.has_seed) {
-            // One random seed for the request; each choice derives its own stream from (seed, index).
+            // One seed for the request from the engine's stream (random, or from the engine-wide seed);
+            // each choice derives its own stream from (seed, index).
             request.sampling.has_seed = true;
-            request.sampling.seed = int64_t(rng::random_seed() >> 1);
+            request.sampling.seed = int64_t(seed_stream_.next_u64() >> 1);
         }
         a->choices.resize(size_t(request.n));
         for (int32_t c = 0; c < request.n; ++c) {

@@ -81,7 +81,8 @@ engine_impl::engine_impl(std::shared_ptr<const model> m, const engine_params & p
       pool_(threads_or_default(params_.n_threads)),
       forward_(model_, kv_, pool_, limits_of(params_, max_model_len_)),
       scheduler_(scheduler_params_of(params_, kv_.n_blocks())),
-      workspace_(int32_t(model_->hp->n_vocab)) {
+      workspace_(int32_t(model_->hp->n_vocab)),
+      seed_stream_(params_.has_seed ? uint64_t(params_.seed) : rng::random_seed(), 0) {
     positions_.resize(size_t(params_.max_num_batched_tokens));
     seq_index_.resize(size_t(params_.max_num_batched_tokens));
     seqs_.resize(size_t(params_.max_num_seqs));

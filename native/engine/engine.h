@@ -29,6 +29,8 @@ struct engine_params {
     bool enable_prefix_caching = true;
     int32_t max_logprobs = 20;                   // most top_logprobs a request may ask for
     int32_t max_model_len = 0;                   // 0 = the model's training context
+    bool has_seed = false;                       // engine-wide seed (vLLM's --seed): requests without a
+    int64_t seed = 0;                            // seed draw theirs from a stream seeded with it
 };
 
 engine_params engine_default_params();

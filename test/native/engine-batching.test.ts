@@ -58,3 +58,18 @@ describe('batch invariance', () => {
     expect(stats.waiting).toBe(0);
   });
 });
+
+describe('engine-wide seed', () => {
+  it('makes requests without a seed reproducible across engines; another seed gives other samples', async () => {
+    const run = async (seed: number): Promise<number[][]> => {
+      const e = await Engine.create(model, { kvCacheMemory: 4 << 20, threads: 1, seed });
+      const out = [];
+      for (let i = 0; i < 3; i++) out.push((await collect(e, { promptTokens: [1, 403, 407], maxTokens: 24, temperature: 1 })).tokens);
+      await e.close();
+      return out;
+    };
+    const a = await run(42);
+    expect(await run(42)).toEqual(a);
+    expect(await run(43)).not.toEqual(a);
+  });
+});
