@@ -1,4 +1,5 @@
 // Small statistics and formatting helpers for the benchmark report.
+import { makeRng } from '../lib/gguf/weights.js';
 
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) return NaN;
@@ -29,17 +30,8 @@ export function secondsSince(t0: bigint): number {
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
-/** Deterministic PRNG (mulberry32) for prompts and logit-bias entries. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG for prompts and logit-bias entries (the GGUF writer's mulberry32). */
+export const rng = makeRng;
 
 /**
  * A prompt of `n` token ids: BOS (when the vocabulary has one) then random ids drawn away from the

@@ -3,18 +3,10 @@
 // request outcomes and latency histograms are observed by the HTTP layer. Histogram buckets are
 // cumulative with a +Inf bucket equal to _count, as Prometheus requires.
 
-export interface EngineStatsLike {
-  running: number;
-  waiting: number;
-  kvCacheUsage: number;
-  kvBlocksTotal: number;
-  kvBlocksFree: number;
-  prefixCacheQueries: number;
-  prefixCacheHits: number;
-  preemptions: number;
-  promptTokens: number;
-  generationTokens: number;
-}
+import type { EngineStats } from '../engine/engine.js';
+
+/** The engine counters a scrape reads (an embedder's engine may report only these). */
+export type EngineStatsLike = Pick<EngineStats, 'running' | 'waiting' | 'kvCacheUsage' | 'kvBlocksTotal' | 'kvBlocksFree' | 'prefixCacheQueries' | 'prefixCacheHits' | 'preemptions' | 'promptTokens' | 'generationTokens'>;
 
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
 const ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];

@@ -230,15 +230,20 @@ Napi::Value js_model::detokenize(const Napi::CallbackInfo & info) {
     });
 }
 
+// The token id argument of tokenPiece/tokenBytes, checked against the vocabulary.
+static int32_t token_id_arg(const Napi::CallbackInfo & info, const model & m) {
+    TM_CHECK(info[0].IsNumber(), invalid_argument, "Expected a number for id");
+    const int64_t id = info[0].As<Napi::Number>().Int64Value();
+    TM_CHECK(id >= 0 && id < int64_t(m.vocab->n_tokens()), invalid_argument,
+             "token id " + std::to_string(id) + " is out of the vocabulary");
+    return int32_t(id);
+}
+
 Napi::Value js_model::token_piece(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     return guard(env, [&]() -> Napi::Value {
         const auto m = get();
-        TM_CHECK(info[0].IsNumber(), invalid_argument, "Expected a number for id");
-        const int64_t id = info[0].As<Napi::Number>().Int64Value();
-        TM_CHECK(id >= 0 && id < int64_t(m->vocab->n_tokens()), invalid_argument,
-                 "token id " + std::to_string(id) + " is out of the vocabulary");
-        return Napi::String::New(env, m->vocab->token_to_piece(int32_t(id)));
+        return Napi::String::New(env, m->vocab->token_to_piece(token_id_arg(info, *m)));
     });
 }
 
@@ -246,11 +251,7 @@ Napi::Value js_model::token_bytes(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     return guard(env, [&]() -> Napi::Value {
         const auto m = get();
-        TM_CHECK(info[0].IsNumber(), invalid_argument, "Expected a number for id");
-        const int64_t id = info[0].As<Napi::Number>().Int64Value();
-        TM_CHECK(id >= 0 && id < int64_t(m->vocab->n_tokens()), invalid_argument,
-                 "token id " + std::to_string(id) + " is out of the vocabulary");
-        const std::string piece = m->vocab->token_to_piece(int32_t(id));
+        const std::string piece = m->vocab->token_to_piece(token_id_arg(info, *m));
         Napi::Uint8Array out = Napi::Uint8Array::New(env, piece.size());
         std::copy(piece.begin(), piece.end(), out.Data());
         return out;
