@@ -11,6 +11,7 @@
 import { TokenmillError } from '../engine/errors.js';
 import { extensionFilter, extensionMethod, makeRuntimeKit } from './template-extensions.js';
 import type { RV } from './template-extensions.js';
+import { instrumentLines, LINE_MARKER, locateParseError, scanTags } from './template-locate.js';
 
 // @huggingface/jinja is an ES module with a CommonJS build; this package compiles to CommonJS, so it is
 // loaded through require (exports map → dist/index.cjs). Its declarations use extensionless relative
@@ -186,12 +187,24 @@ export function parseTemplate(source: string): Program {
   try {
     p = new Template(source).parsed;
   } catch (e) {
-    throw new TemplateError(`chat template does not parse: ${(e as Error).message}`);
+    const line = locateParseError(source, parses);
+    throw new TemplateError(`chat template does not parse${atLine(line)}: ${(e as Error).message}`, line);
   }
   if (parsedCache.size >= PARSED_CACHE_SIZE) parsedCache.delete(parsedCache.keys().next().value as string);
   parsedCache.set(source, p);
   return p;
 }
+
+function parses(text: string): boolean {
+  try {
+    void new Template(text).parsed;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const atLine = (line: number | null) => (line ? ` (template line ${line})` : '');
 
 /** First 1-based line of `source` containing `needle`, for error messages. */
 function lineOf(source: string, needle: string): number | null {
@@ -200,27 +213,43 @@ function lineOf(source: string, needle: string): number | null {
   return at < 0 ? null : source.slice(0, at).split('\n').length;
 }
 
-/** Renders `source` with `vars` under `limits`; every failure is a TemplateError. */
-export function renderBounded(source: string, vars: Record<string, unknown>, limits: RenderLimits = DEFAULT_RENDER_LIMITS, now: () => Date = () => new Date()): string {
-  const program = parseTemplate(source);
+function run(program: Program, vars: Record<string, unknown>, limits: RenderLimits, now: () => Date): string {
   const env = new Environment();
   for (const [k, v] of [['false', false], ['true', true], ['none', null], ['False', false], ['True', true], ['None', null]] as const) env.set(k, v);
   env.set('raise_exception', (message: unknown) => { throw new TemplateRaise(String(message)); });
   env.set('range', boundedRange(limits.maxItems));
   env.set('strftime_now', (format: unknown) => strftime(now(), String(format)));
   for (const [k, v] of Object.entries(vars)) if (v !== undefined) env.set(k, v);
-  const interp = new BoundedInterpreter(env, Date.now() + limits.timeMs, limits);
+  return String(new BoundedInterpreter(env, Date.now() + limits.timeMs, limits).run(program).value);
+}
+
+/** Line of the tag whose evaluation fails, found by rendering a marked copy (error path only). */
+function locateRenderError(source: string, vars: Record<string, unknown>, limits: RenderLimits, now: () => Date): number | null {
+  const tags = scanTags(source);
+  if (!Array.isArray(tags)) return null;
+  let line: number | null = null;
+  const marker = (n: unknown) => { line = Number(n); return ''; };
   try {
-    const out = interp.run(program);
-    return String(out.value);
+    run(new Template(instrumentLines(source, tags)).parsed, { ...vars, [LINE_MARKER]: marker }, limits, now);
+  } catch {
+    return line;
+  }
+  return null; // the marked copy rendered: the failure depends on whitespace, no line to blame
+}
+
+/** Renders `source` with `vars` under `limits`; every failure is a TemplateError. */
+export function renderBounded(source: string, vars: Record<string, unknown>, limits: RenderLimits = DEFAULT_RENDER_LIMITS, now: () => Date = () => new Date()): string {
+  const program = parseTemplate(source);
+  try {
+    return run(program, vars, limits, now);
   } catch (e) {
     if (e instanceof TemplateRaise) {
       // The author's message is usually a literal in the template: name its line.
-      const line = lineOf(source, e.message);
-      throw new TemplateError(`chat template raised an exception${line ? ` (template line ${line})` : ''}: ${e.message}`, line);
+      const line = lineOf(source, e.message) ?? locateRenderError(source, vars, limits, now);
+      throw new TemplateError(`chat template raised an exception${atLine(line)}: ${e.message}`, line);
     }
     if (e instanceof LimitError) throw new TemplateError(e.message);
-    if (e instanceof RangeError) throw new TemplateError(`chat template render failed: ${e.message}`);
-    throw new TemplateError(`chat template render failed: ${(e as Error).message ?? String(e)}`);
+    const line = locateRenderError(source, vars, limits, now);
+    throw new TemplateError(`chat template render failed${atLine(line)}: ${(e as Error).message ?? String(e)}`, line);
   }
 }

@@ -85,6 +85,36 @@ describe('chat template: sandbox', () => {
     }
   });
 
+  const lineOfError = (source: string, vars: Record<string, unknown> = {}): number | null => {
+    try {
+      renderBounded(source, vars);
+    } catch (e) {
+      expect(e).toBeInstanceOf(TemplateError);
+      const err = e as TemplateError;
+      if (err.line !== null) expect(err.message).toContain(`(template line ${err.line})`);
+      return err.line;
+    }
+    throw new Error('the template rendered');
+  };
+
+  it('render errors name the line of the failing tag (loops, elif tests, macros, computed raise messages)', () => {
+    const messages = [{ role: 'user', content: 'hi' }, { role: 'robot', content: 'x' }];
+    expect(lineOfError('a\n{% for m in messages %}\n{{- m.content | no_such_filter }}\n{% endfor %}', { messages })).toBe(3);
+    expect(lineOfError('{% if false %}\nx\n{% elif 1 + none %}\ny{% endif %}')).toBe(3);
+    expect(lineOfError('{% macro f(x) %}\n{{ x | no_such_filter }}\n{% endmacro %}\n{{ f(none) }}')).toBe(2);
+    expect(lineOfError('{% for m in messages %}{% if m.role not in ["user"] %}\n{{ raise_exception("Unknown role: " ~ m.role) }}{% endif %}{% endfor %}', { messages })).toBe(2);
+    // Tags inside strings and comments do not shift the count.
+    expect(lineOfError('{# {{ #}\n{{ "%}" }}\n{{ 1 + none }}')).toBe(3);
+  });
+
+  it('parse errors name the line: a bad tag, an unclosed tag, an unclosed or stray block', () => {
+    expect(lineOfError('ok\n{{ x }}\n{% if x == %}y{% endif %}')).toBe(3);
+    expect(lineOfError('ok\n\n{{ x ')).toBe(3);
+    expect(lineOfError('{% for m in messages %}\n{% if m %}\nx\n{% endfor %}')).toBe(4);
+    expect(lineOfError('a\n{% if x %}b')).toBe(2);
+    expect(lineOfError('a\nb\n{% endif %}')).toBe(3);
+  });
+
   it('syntax and runtime errors are TemplateErrors', () => {
     expect(() => renderBounded('{% for x in %}', {})).toThrow(TemplateError);
     expect(() => renderBounded('{{ 1 + none }}', {})).toThrow(/chat template render failed/);
