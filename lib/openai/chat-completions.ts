@@ -20,6 +20,7 @@ import { ChatStreamAssembler } from './assemble-stream.js';
 import { formatPromptLogprobs } from './logprobs.js';
 import type { SampledLogprob } from './logprobs.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, PromptLogprobEntry } from './protocol.js';
+import { rejectNonTextParts } from './content-parts.js';
 import { fitPrompt, rejectUnsupported, requestSeed, samplingFields } from './to-engine.js';
 import { validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
@@ -89,6 +90,7 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });
   }
   rejectUnsupported(r);
+  rejectNonTextParts(r.messages);
   if (r.priority !== 0 && ctx.schedulingPolicy !== 'priority') {
     throw new InvalidArgumentError(`Got priority ${r.priority} but Priority scheduling is not enabled.`, 'invalid_argument', 400, { param: 'priority' });
   }

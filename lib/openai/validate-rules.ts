@@ -30,9 +30,7 @@ function messageRules(messages: unknown): ValidationDetail[] {
     if (Array.isArray(m.content)) {
       m.content.forEach((part, j) => {
         if (!isObj(part) || typeof part.type !== 'string') return;
-        if (part.type !== 'text') {
-          out.push(valueError(`Only text content parts are supported; got a part of type '${part.type}'.`, [...base, 'content', j]));
-        } else if (part.text === undefined) {
+        if (part.type === 'text' && part.text === undefined) {
           out.push({ loc: [...base, 'content', j, 'text'], msg: 'Field required', type: 'missing' });
         }
       });

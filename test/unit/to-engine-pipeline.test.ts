@@ -170,4 +170,18 @@ describe('chat pipeline over a scripted engine', () => {
     const e = (() => { try { prepareChat(f.ctx, body({ chat_template: 'x' })); } catch (x) { return x as TokenmillError; } return null; })();
     expect(e?.status).toBe(400);
   });
+
+  test('non-text content parts: 400 naming the message (multimodal vs unknown types); system messages ignore them', async () => {
+    const f = fixture(() => [end('ok', 1)]);
+    const fail = (messages: unknown[]) => { try { prepareChat(f.ctx, { messages }); } catch (x) { return x as TokenmillError; } return null; };
+    const image = fail([{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:,' } }] }]);
+    expect(image?.status).toBe(400);
+    expect(image?.message).toBe("messages[0]: content parts of type 'image_url' are not supported; this model accepts text only.");
+    expect(image?.param).toBe('messages');
+    const odd = fail([{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'hologram' }] }]);
+    expect(odd?.message).toBe('messages[1]: Unknown part type: hologram');
+    const sys = prepareChat(f.ctx, { messages: [{ role: 'system', content: [{ type: 'text', text: 'be brief' }, { type: 'image_url', image_url: { url: 'x' } }] }, { role: 'user', content: 'hi' }] });
+    await runChat(f.ctx, sys);
+    expect(String.fromCharCode(...f.calls[0]!.promptTokens)).toContain('be brief');
+  });
 });
