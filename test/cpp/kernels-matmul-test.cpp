@@ -11,6 +11,7 @@
 #include "kernels/matmul.h"
 #include "kernels/ref/ref.h"
 #include "quant/fp16.h"
+#include "quant/q8-0.h"
 #include "quant/quant.h"
 
 #include <cmath>
@@ -222,5 +223,49 @@ TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") 
         CHECK(t.matmul_q8_0 == &avx512::matmul_rows_q8_0);
         CHECK(t.matmul_q4_k == &avx2::matmul_rows_q4_k);  // no AVX-512 variant: the AVX2 one
         CHECK(t.rope == &ref::rope);
+    }
+}
+
+// Raw Q8_0 blocks over the whole int8 range (weights -128..127, activations -127..127 as the
+// quantizer makes them) and random F16 scales: the one-token rows and every multi-token tile shape
+// give bitwise the same outputs (their int32 lanes are formed differently), and stay near the reference.
+TM_TEST("kernels: q8_0 one-token and multi-token tiles agree bitwise at the int8 extremes") {
+    std::mt19937 rng(7);
+    const int64_t n_in = 32 * 65, n_out = 23, n_tok = 9, nb = n_in / 32;
+    std::uniform_int_distribution<int> wbyte(-128, 127), xbyte(-127, 127), pick(0, 3);
+    std::uniform_real_distribution<float> scale(0.01f, 0.1f);
+    auto fill = [&](std::vector<quant::block_q8_0> & blocks, bool weights) {
+        for (auto & b : blocks) {
+            b.d = quant::fp32_to_fp16(scale(rng));
+            for (auto & q : b.qs) {
+                // A quarter of the values at the extremes, so whole lanes saturate a naive int16 sum.
+                const int e = pick(rng);
+                q = int8_t(e == 0 ? (weights ? -128 : -127) : e == 1 ? 127 : weights ? wbyte(rng) : xbyte(rng));
+            }
+        }
+    };
+    std::vector<quant::block_q8_0> w(size_t(n_out * nb)), x(size_t(n_tok * nb));
+    fill(w, true);
+    fill(x, false);
+    const size_t row = size_t(nb) * sizeof(quant::block_q8_0);
+    const kernel_table rt = kernels_for(isa_level::baseline);
+    std::vector<float> y_ref(size_t(n_out * n_tok));
+    rt.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, y_ref.data(), n_out);
+    for (isa_level level : levels()) {
+        const kernel_table k = kernels_for(level);
+        std::vector<float> y(size_t(n_out * n_tok)), y1(static_cast<size_t>(n_out));
+        k.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, y.data(), n_out);
+        int diffs = 0, far = 0;
+        for (int64_t t = 0; t < n_tok; ++t) {
+            k.matmul_q8_0(w.data(), row, x.data() + t * nb, row, 1, n_in, 0, n_out, y1.data(), n_out);
+            diffs += std::memcmp(y1.data(), y.data() + t * n_out, size_t(n_out) * 4) != 0;
+            for (int64_t r = 0; r < n_out; ++r) {
+                const float a = y[size_t(t * n_out + r)], b = y_ref[size_t(t * n_out + r)];
+                far += !(std::fabs(a - b) <= 1e-4f * (1.0f + std::fabs(b)));
+            }
+        }
+        if (diffs || far) std::fprintf(stderr, "    %s: %d token rows differ, %d outputs far from ref\n", k.isa, diffs, far);
+        CHECK_EQ(diffs, 0);
+        CHECK_EQ(far, 0);
     }
 }
