@@ -13,6 +13,7 @@ const char * error_code_name(error_code code) {
         case error_code::disposed:         return "disposed";
         case error_code::engine_fault:     return "engine_fault";
         case error_code::internal:         return "internal";
+        case error_code::grammar_invalid:  return "grammar_invalid";
     }
     return "internal";
 }

@@ -18,6 +18,7 @@ enum class error_code {
     disposed,           // object used after close/dispose
     engine_fault,       // the engine thread failed; the engine is unusable
     internal,           // a broken internal invariant
+    grammar_invalid,    // a grammar (GBNF) text failed to parse or validate
 };
 
 const char * error_code_name(error_code code);
