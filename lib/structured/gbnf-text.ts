@@ -143,9 +143,18 @@ export function gbnfAlternatives(options: (string | null)[]): string | null {
   return `${primary(body)}?`;
 }
 
-/** A sequence of parts; null parts (empty matches) are dropped; null when nothing is left. */
+/** A sequence of parts; null parts (empty matches) are dropped, adjacent literals joined; null when nothing is left. */
 export function gbnfSequence(parts: (string | null)[]): string | null {
-  const present = parts.filter((p): p is string => p !== null);
-  if (present.length === 0) return null;
-  return present.map(seqItem).join(' ');
+  const out: string[] = [];
+  for (const part of parts) {
+    if (part === null) continue;
+    const prev = out[out.length - 1];
+    if (prev !== undefined && isLiteral(prev) && isLiteral(part)) out[out.length - 1] = prev.slice(0, -1) + part.slice(1);
+    else out.push(seqItem(part));
+  }
+  return out.length === 0 ? null : out.join(' ');
+}
+
+function isLiteral(expr: string): boolean {
+  return expr.startsWith('"') && isPrimary(expr);
 }
