@@ -16,7 +16,7 @@ const BODIES: Record<string, string> = {
   array: '"[" W ( value ( "," W value )* )? "]" W',
   string: '"\\"" char* "\\"" W',
   char: '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
-  number: '"-"? integral-part ( "." decimal-part )? ( [eE] [+\\x2D]? integral-part )? W',
+  number: '"-"? integral-part ( "." decimal-part )? ( [eE] [+\\x2D]? decimal-part )? W',
   integer: '"-"? integral-part W',
   'integral-part': '"0" | [1-9] [0-9]{0,15}',
   'decimal-part': '[0-9]{1,16}',

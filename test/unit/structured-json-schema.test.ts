@@ -339,3 +339,34 @@ describe('jsonSchemaToGrammar errors name the keyword path', () => {
     });
   }
 });
+
+describe('the any-value grammar agrees with JSON.parse', () => {
+  it('on 500 single-edit mutations of JSON documents', () => {
+    const accepts = acceptor({});
+    const docs = ['{"a":[1,2.5,-3e+2],"b":{"c":null,"d":true}}', '[false,"x\\"y",{},[],0.0]', '"\\u00e9\\n"', '-12.5E-07', '{"":""}'];
+    const alphabet = [...'{}[]",:0123456789-+.eEtrufalsn\\ux'];
+    let s = 7;
+    const r = (): number => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    let valid = 0;
+    for (let n = 0; n < 500; n++) {
+      const chars = [...docs[n % docs.length]!];
+      const at = Math.floor(r() * chars.length);
+      const op = r();
+      const ch = alphabet[Math.floor(r() * alphabet.length)]!;
+      if (op < 0.33) chars.splice(at, 1);
+      else if (op < 0.66) chars.splice(at, 0, ch);
+      else chars.splice(at, 1, ch);
+      const doc = chars.join('');
+      let want = true;
+      try {
+        JSON.parse(doc);
+      } catch {
+        want = false;
+      }
+      expect(accepts(doc), doc).toBe(want);
+      if (want) valid++;
+    }
+    expect(valid).toBeGreaterThan(20);
+    expect(valid).toBeLessThan(480);
+  });
+});
