@@ -122,3 +122,28 @@ describe('regexToGrammar agrees with RegExp', () => {
     });
   });
 });
+
+describe('schema patterns match the decoded JSON string', () => {
+  const cases: { pattern: string; alphabet: string[]; positives: string[] }[] = [
+    { pattern: '[^"\\\\]*', alphabet: ['a', '"', '\\', '\n', '\u0001', 'é'], positives: ['', 'a\n', '\u0001é'] },
+    { pattern: '"[a-z]+"', alphabet: ['a', 'z', '"', '\\'], positives: ['"a"', '"az"'] },
+    { pattern: '(\\\\|\\n|\\t|\\x00|\\x1f)+x', alphabet: ['\\', '\n', '\t', '\u0000', '\u001f', '\u0010', 'x'], positives: ['\\x', '\n\t\u0000\u001fx'] },
+    { pattern: '.{2,3}', alphabet: ['a', '"', '\n', '\r', '\u0002', '\\'], positives: ['a"', '\\\u0002a'] },
+    { pattern: '\\s\\S', alphabet: [' ', '\n', '\t', '"', 'a', '\u000b'], positives: [' a', '\n"', '\u000b\\'] },
+  ];
+  cases.forEach(({ pattern, alphabet, positives }, k) => {
+    it(`${JSON.stringify(pattern)} on 500 strings, JSON-encoded`, () => {
+      const expr = regexToExpression(pattern, 'json-string') ?? '""';
+      const acceptor = compileGbnf(`root ::= "\\"" ${expr} "\\""\n`);
+      const js = new RegExp(`^(?:${pattern})$`);
+      let accepted = 0;
+      for (const s of samples(alphabet, positives, 500, 2000 + k)) {
+        const want = js.test(s);
+        expect(acceptor.accepts(JSON.stringify(s)), JSON.stringify(s)).toBe(want);
+        if (want) accepted++;
+      }
+      expect(accepted).toBeGreaterThanOrEqual(positives.length);
+      expect(accepted).toBeLessThan(500);
+    });
+  });
+});
