@@ -35,6 +35,11 @@ struct kernel_table {
     matmul_rows_fn matmul_q5_k;
     matmul_rows_fn matmul_q6_k;
 
+    // Activation rows for Q8_0/Q4_0 weights: x (n) F32 -> y (n / 32) block_q8_0, bitwise what
+    // quant::quantize_row_q8_0 writes (d = amax / 127 as F16, q = x * (127 / amax) rounded to nearest
+    // even). pre: n a multiple of 32; x finite, each block's amax zero or >= 1e-36 (127 / amax finite).
+    void (*quantize_q8_0)(const float * x, void * y, int64_t n);
+
     // y (n) = x / sqrt(mean(x^2) + eps) * w; y may alias x.
     void (*rmsnorm)(const float * x, const float * w, float * y, int64_t n, float eps);
     // x (n) = softmax(x) in place; n >= 1.

@@ -55,13 +55,12 @@ void matmul(thread_pool & pool, const kernel_table & k, ggml_type type, const vo
     if (act != ggml_type::f32) {
         TM_CHECK(scratch != nullptr, invalid_argument, "matmul: scratch is null");
         char * dst = static_cast<char *>(scratch);
-        if (n_tok == 1) {
-            quant::quantize_row(act, x, dst, n_in);
-        } else {
-            pool.parallel_for(n_tok, [&](int64_t t) {
-                quant::quantize_row(act, x + t * n_in, dst + size_t(t) * x_row, n_in);
-            });
-        }
+        auto convert = [&](int64_t t) {
+            if (act == ggml_type::q8_0) k.quantize_q8_0(x + t * n_in, dst + size_t(t) * x_row, n_in);
+            else quant::quantize_row(act, x + t * n_in, dst + size_t(t) * x_row, n_in);
+        };
+        if (n_tok == 1) convert(0);
+        else pool.parallel_for(n_tok, convert);
         xa = scratch;
     }
 

@@ -215,7 +215,7 @@ TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") 
                                   (const void *)t.matmul_q5_k, (const void *)t.matmul_q6_k, (const void *)t.rmsnorm,
                                   (const void *)t.softmax, (const void *)t.silu_mul, (const void *)t.add, (const void *)t.rope,
                                   (const void *)t.dot_f32, (const void *)t.axpy_f32, (const void *)t.dot_f32_f16,
-                                  (const void *)t.axpy_f16};
+                                  (const void *)t.axpy_f16, (const void *)t.quantize_q8_0, (const void *)t.attend_f16};
         for (const void * e : entries) CHECK(e != nullptr);
     }
     if (cpu_features_get().avx512) {

@@ -22,6 +22,7 @@ void matmul_rows_q5_k(const void * w, size_t w_row_bytes, const void * x, size_t
                       int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
 void matmul_rows_q6_k(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
                       int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void quantize_q8_0(const float * x, void * y, int64_t n);
 
 void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps);
 void softmax(float * x, int64_t n);

@@ -12,6 +12,7 @@ void fill(kernel_table & t) {
     t.matmul_q4_k = matmul_rows_q4_k;
     t.matmul_q5_k = matmul_rows_q5_k;
     t.matmul_q6_k = matmul_rows_q6_k;
+    t.quantize_q8_0 = quantize_q8_0;
     t.rmsnorm = rmsnorm;
     t.softmax = softmax;
     t.silu_mul = silu_mul;
