@@ -1,5 +1,6 @@
 // Public exports of tokenmill.
 export { Model } from './engine/model.js';
+export { Grammar } from './engine/grammar.js';
 export { Engine } from './openai/chat-engine.js';
 export type { EngineOptions } from './openai/chat-engine.js';
 export type { EngineStats, FinishReason, GenerateEvent, GenerateOptions, TokenLogprob } from './engine/engine.js';
@@ -15,6 +16,7 @@ export {
   EngineError,
   InternalError,
   NotFoundError,
+  GrammarError,
 } from './engine/errors.js';
 export { RequestValidationError } from './openai/validate.js';
 export { TemplateError } from './chat/template.js';

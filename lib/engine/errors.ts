@@ -21,6 +21,11 @@ export class EngineError extends TokenmillError {}
 export class InternalError extends TokenmillError {}
 /** An unknown served model (404). */
 export class NotFoundError extends TokenmillError {}
+/** A grammar (GBNF) that does not compile: `line` and `column` (1-based) say where. */
+export class GrammarError extends InvalidArgumentError {
+  line: number | null = null;
+  column: number | null = null;
+}
 
 type ErrorClass = new (message: string, code: string, status: number, options?: { cause?: unknown; param?: string | null }) => TokenmillError;
 
@@ -35,17 +40,22 @@ const codeTable: Record<string, { cls: ErrorClass; status: number }> = {
   engine_fault: { cls: EngineError, status: 500 },
   internal: { cls: InternalError, status: 500 },
   not_found: { cls: NotFoundError, status: 404 },
+  grammar_invalid: { cls: GrammarError, status: 400 },
 };
 
 // Turns an error thrown by the addon (an Error with a string `.code`) into the matching TokenmillError.
 // `callSite`, captured before an async native call, gives the stack of the user's call.
 export function fromNative(error: unknown, callSite?: Error): TokenmillError {
   if (error instanceof TokenmillError) return error;
-  const e = error as { message?: unknown; code?: unknown };
+  const e = error as { message?: unknown; code?: unknown; line?: unknown; column?: unknown };
   const code = typeof e?.code === 'string' ? e.code : 'internal';
   const message = typeof e?.message === 'string' ? e.message : String(error);
   const entry = codeTable[code] ?? { cls: InternalError, status: 500 };
   const out = new entry.cls(message, code, entry.status, { cause: error });
+  if (out instanceof GrammarError) {
+    out.line = typeof e.line === 'number' ? e.line : null;
+    out.column = typeof e.column === 'number' ? e.column : null;
+  }
   if (callSite?.stack) out.stack = `${out.name}: ${message}\n${callSite.stack.split('\n').slice(1).join('\n')}`;
   return out;
 }

@@ -1,6 +1,7 @@
 // The engine-level request (token ids in, tokens out) and its validation. Messages follow one shape:
 // "Expected <what> for <name> but received <value>" (anchors.md H11).
 import { InvalidArgumentError } from './errors.js';
+import { Grammar } from './grammar.js';
 import type { NativeRequest } from '../native/types.js';
 
 export interface GenerateRequest {
@@ -36,11 +37,24 @@ export interface GenerateRequest {
   xargs?: Readonly<Record<string, unknown>>;
   /** vLLM's repetition_detection: stop with finishReason 'repetition' when the output ends in a repeated pattern. */
   repetitionDetection?: { maxPatternSize?: number; minPatternSize?: number; minCount?: number };
+  /**
+   * Constrains the output to a grammar compiled for the engine's model (Grammar.compile /
+   * Model.compileGrammar): every sampled token keeps the text a prefix of the language, EOS is allowed
+   * only where the text may end, and a complete match ends the choice (finishReason 'stop'). Logprobs
+   * are those of the masked distribution.
+   */
+  grammar?: Grammar;
 }
 
 function fail(what: string, name: string, value: unknown): never {
   const shown = typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? 'an array' : String(value);
   throw new InvalidArgumentError(`Expected ${what} for ${name} but received ${shown} of type ${typeof value}`, 'invalid_argument', 400);
+}
+
+function grammarOf(g: unknown): NativeRequest['grammar'] {
+  if (g === undefined || g === null) return undefined;
+  if (!(g instanceof Grammar)) fail('a Grammar (from Grammar.compile)', 'grammar', g);
+  return g.handle;
 }
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
@@ -134,6 +148,7 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
     allowedTokenIds: ids('allowedTokenIds', r.allowedTokenIds),
     badWordsTokenIds: r.badWordsTokenIds?.map((w, i) => ids(`badWordsTokenIds[${i}]`, w) ?? []),
     xargs: r.xargs ? { ...r.xargs } : undefined,
+    grammar: grammarOf(r.grammar),
   };
   for (const key of Object.keys(out) as (keyof NativeRequest)[]) if (out[key] === undefined) delete out[key];
   return out;

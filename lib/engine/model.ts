@@ -2,6 +2,7 @@
 import { native } from '../native/load.js';
 import type { NativeModel, NativeModelInfo } from '../native/types.js';
 import { DisposedError, InvalidArgumentError, fromNative } from './errors.js';
+import { Grammar } from './grammar.js';
 
 export interface ModelLoadOptions {
   /** Read only the metadata and the tokenizer (like llama.cpp's vocab_only); no weights are checked. */
@@ -102,6 +103,11 @@ export class Model {
     } catch (error) {
       throw fromNative(error);
     }
+  }
+
+  /** Compiles a GBNF grammar for this model's vocabulary (see Grammar.compile). */
+  compileGrammar(text: string): Grammar {
+    return Grammar.compile(this, text);
   }
 
   dispose(): void {

@@ -71,9 +71,16 @@ export interface NativeModel {
   dispose(): void;
 }
 
+/** A GBNF grammar compiled for one model's vocabulary (compileGrammar). */
+export interface NativeGrammar {
+  info(): { rules: number; elements: number };
+}
+
 export interface NativeAddon {
   loadModel(path: string, options: NativeLoadOptions): Promise<NativeModel>;
   createEngine(model: NativeModel, options: NativeEngineOptions, notify: () => void): Promise<NativeEngine>;
+  /** Throws an Error with code 'grammar_invalid' and 1-based `line` / `column` for bad text. */
+  compileGrammar(model: NativeModel, text: string): NativeGrammar;
   cpuIsa(): string;
   version: string;
 }
@@ -122,6 +129,8 @@ export interface NativeRequest {
   badWordsTokenIds?: number[][];
   xargs?: Record<string, unknown>;
   repetitionDetection?: { maxPatternSize: number; minPatternSize: number; minCount: number };
+  /** Grammar-constrained decoding; compiled for the engine's model. */
+  grammar?: NativeGrammar;
 }
 
 /** Flattened (token, logprob, rank) entries: per position the chosen/prompt token then nTop alternatives. */

@@ -9,6 +9,7 @@ namespace tmill::addon {
 struct addon_state {
     Napi::FunctionReference model_ctor;
     Napi::FunctionReference engine_ctor;
+    Napi::FunctionReference grammar_ctor;
 
     static addon_state & of(Napi::Env env) { return *env.GetInstanceData<addon_state>(); }
 };

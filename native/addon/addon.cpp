@@ -3,6 +3,7 @@
 
 #include "addon/addon-state.h"
 #include "addon/js-engine.h"
+#include "addon/js-grammar.h"
 #include "addon/js-model.h"
 #include "base/cpu-features.h"
 
@@ -21,8 +22,10 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     env.SetInstanceData<addon_state>(state);
     state->model_ctor = Napi::Persistent(js_model::define(env));
     state->engine_ctor = Napi::Persistent(js_engine::define(env));
+    state->grammar_ctor = Napi::Persistent(js_grammar::define(env));
     exports.Set("loadModel", Napi::Function::New(env, js_model::load, "loadModel"));
     exports.Set("createEngine", Napi::Function::New(env, js_engine::create, "createEngine"));
+    exports.Set("compileGrammar", Napi::Function::New(env, js_grammar::compile, "compileGrammar"));
     exports.Set("cpuIsa", Napi::Function::New(env, cpu_isa, "cpuIsa"));
     exports.Set("version", Napi::String::New(env, TOKENMILL_VERSION));
     return exports;

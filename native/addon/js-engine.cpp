@@ -7,6 +7,7 @@
 #include "addon/addon-state.h"
 #include "addon/js-convert.h"
 #include "addon/js-errors.h"
+#include "addon/js-grammar.h"
 #include "addon/js-model.h"
 #include "base/error.h"
 
@@ -210,6 +211,10 @@ Napi::Value js_engine::submit(const Napi::CallbackInfo & info) {
     return guard(env, [&]() -> Napi::Value {
         engine & e = live();
         engine_request request = engine_request_from_js(require_object(info[0], "request"));
+        const Napi::Value grammar = info[0].As<Napi::Object>().Get("grammar");
+        if (!grammar.IsUndefined() && !grammar.IsNull()) {
+            request.sampling.grammar = grammar_from_js(env, grammar, info.This().As<Napi::Object>().Get("model"));
+        }
         e.submit(std::move(request));
         if (n_in_flight_++ == 0 && !notify_refd_) {
             notify_.Ref(env);

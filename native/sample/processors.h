@@ -21,6 +21,7 @@ processor_ptr make_temperature(const sampling_params & p, const request_shape & 
 processor_ptr make_min_p(const sampling_params & p, const request_shape & shape);
 processor_ptr make_top_k(const sampling_params & p, const request_shape & shape);
 processor_ptr make_top_p(const sampling_params & p, const request_shape & shape);
+processor_ptr make_grammar_mask(const sampling_params & p, const request_shape & shape);
 
 // vLLM's bad-word expansion (SamplingParams.update_from_tokenizer): each word, left-stripped, is
 // tokenized as-is and with a leading space; the spaced variant is kept only when it starts with a

@@ -51,6 +51,7 @@ sampler::sampler(const sampling_params & p, const request_shape & shape)
     // Every factory runs (so every field is validated) even when greedy drops its processor.
     std::vector<processor_ptr> all;
     auto add = [&all](processor_ptr x) { if (x) all.push_back(std::move(x)); };
+    add(make_grammar_mask(p, shape));   // first, as vLLM applies the structured-output bitmask
     add(make_allowed_token_ids(p, shape));
     add(make_bad_words(p, shape));
     add(make_min_tokens(p, shape));

@@ -23,7 +23,7 @@ struct sample_result {
 class sampler {
 public:
     // Validates p against shape (tmill::error invalid_argument with vLLM's messages) and builds the chain:
-    // allowed_token_ids, bad_words, min_tokens, logit_bias, custom non-invariant processors, repetition,
+    // grammar mask, allowed_token_ids, bad_words, min_tokens, logit_bias, custom non-invariant processors, repetition,
     // frequency, presence, temperature, min_p, top_k, top_p, custom argmax-invariant processors.
     sampler(const sampling_params & p, const request_shape & shape);
 

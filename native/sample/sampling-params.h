@@ -6,11 +6,14 @@
 #include "sample/xargs.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 namespace tmill {
+
+namespace grammar { struct compiled_grammar; }
 
 struct sampling_params {
     float temperature = 1.0f;          // 0 = greedy; 0 < t < 0.01 is raised to 0.01 (vLLM)
@@ -38,6 +41,10 @@ struct sampling_params {
     int32_t choice_index = 0;          // n > 1: each choice gets its own stream derived from (seed, index)
 
     xargs_map xargs;                   // vllm_xargs; read only by custom processors
+
+    // Grammar-constrained decoding (structured outputs): each choice matches its own copy of the
+    // grammar's state; null = unconstrained.
+    std::shared_ptr<const grammar::compiled_grammar> grammar;
 };
 
 } // namespace tmill

@@ -5,6 +5,10 @@
 #include "tokenizer-test-util.h"
 
 #include "grammar/matcher.h"
+#include "sample/rng.h"
+#include "sample/sampler.h"
+
+#include <cmath>
 
 #include <chrono>
 #include <cstdio>
@@ -153,7 +157,56 @@ TM_TEST("grammar: mask timing on a 32000-token vocabulary (printed)") {
     const double t_string = mask_ms(m, v->n_tokens(), 20);
     for (const char * s : {"\":", "▁"}) CHECK(m.accept_token(v->text_to_token(s)));
     const double t_value = mask_ms(m, v->n_tokens(), 20);
-    std::printf("     grammar mask (JSON, llama-spm 32000): start %.3f ms, in string %.3f ms, value %.3f ms\n",
+    std::printf("  grammar mask (JSON, llama-spm 32000): start %.3f ms, in string %.3f ms, value %.3f ms\n",
                 t_start, t_string, t_value);
     CHECK(t_start > 0.0);
+}
+
+TM_TEST("grammar: sampler with a grammar mask only produces grammar text, then EOS") {
+    auto v = tok_test::load_vocab("llama-spm");
+    const int32_t n_vocab = v->n_tokens();
+    tmill::sampler_workspace ws(n_vocab);
+    std::vector<float> logits((size_t)n_vocab), row((size_t)n_vocab);
+    const std::string g = "root ::= \"{\" pair (\", \" pair){0,2} \"}\"\npair ::= \"\\\"\" [a-z]{1,8} \"\\\": \" [0-9]{1,3}";
+    int32_t n_done = 0;
+    for (int seed = 1; seed <= 6; ++seed) {
+        tmill::sampling_params p;
+        p.temperature = seed % 3 == 0 ? 0.0f : 1.0f;
+        p.has_seed = true;
+        p.seed = seed;
+        p.logprobs = true;
+        p.eos_token_ids = v->eog_ids();
+        p.grammar = compile_grammar(g, v);
+        tmill::request_shape shape;
+        shape.n_vocab = n_vocab;
+        shape.max_output = 200;
+        tmill::sampler smp(p, shape);
+        tmill::rng noise((uint64_t)seed, 7);
+        std::vector<int32_t> out;
+        matcher check(p.grammar);
+        bool ended = false;
+        for (int step = 0; step < 200 && !ended; ++step) {
+            // Model-like logits: random, with EOS favoured so an unconstrained run would stop at once.
+            for (auto & x : logits) x = float(noise.next_double() * 8.0);
+            logits[(size_t)v->eos()] = 20.0f;
+            row = logits;
+            tmill::token_history h;
+            h.output = out.data();
+            h.n_output = (int32_t)out.size();
+            const tmill::sample_result r = smp.sample(row.data(), h, ws);
+            CHECK(std::isfinite(r.logprob));   // logprobs come from the masked distribution
+            if (r.token == v->eos()) {
+                CHECK(check.can_end());
+                ended = true;
+                break;
+            }
+            CHECK(check.accept_token(r.token));
+            out.push_back(r.token);
+        }
+        CHECK(ended);
+        const std::string text = v->detokenize(out.data(), out.size(), tmill::tok::detok_options{});
+        CHECK(text.size() >= 12 && text.front() == '{' && text.back() == '}');
+        n_done += ended ? 1 : 0;
+    }
+    CHECK_EQ(n_done, 6);
 }

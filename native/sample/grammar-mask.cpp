@@ -1,0 +1,69 @@
+// grammar_mask: grammar-constrained decoding. Every token whose bytes cannot continue the text as a
+// prefix of the grammar's language gets -inf; EOS keeps its logit only where the text may end.
+#include "sample/processors.h"
+
+#include "base/error.h"
+#include "grammar/matcher.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tmill {
+
+namespace {
+
+// NOTE(grammar-mask): one processor (and so one matcher) per choice, built at admission; the engine
+// thread is its only user. The matcher advances in accept() with the token the sampler chose, so the
+// state always equals the sequence's output — a preempted sequence keeps its sampler and resumes with
+// the same state, since recompute re-evaluates tokens without sampling them again. Not
+// argmax-invariant: greedy requests keep it.
+// If the grammar leaves no token and cannot end (a character no token can spell, or the matcher
+// passed k_max_stacks), EOS is allowed anyway so the sequence stops instead of leaving the grammar.
+class grammar_mask_processor final : public logits_processor {
+public:
+    grammar_mask_processor(std::shared_ptr<const grammar::compiled_grammar> g, std::vector<int32_t> eos, int32_t n_vocab)
+        : matcher_(std::move(g)), eos_(std::move(eos)), allowed_(size_t(n_vocab), 0), saved_(eos_.size()) {}
+
+    const char * name() const override { return "grammar"; }
+    processor_stage stage() const override { return processor_stage::mask; }
+    bool argmax_invariant() const override { return false; }
+
+    void apply(float * row, const token_history &, sampler_workspace & ws) override {
+        for (size_t k = 0; k < eos_.size(); ++k) saved_[k] = row[eos_[k]];
+        const int32_t n_allowed = matcher_.fill_mask(allowed_.data());
+        const float ninf = -std::numeric_limits<float>::infinity();
+        const uint8_t * a = allowed_.data();
+        for (int32_t i = 0; i < ws.n_vocab; ++i) row[i] = a[i] ? row[i] : ninf;
+        if (matcher_.can_end() || n_allowed == 0) {
+            for (size_t k = 0; k < eos_.size(); ++k) row[eos_[k]] = saved_[k];
+        }
+    }
+
+    void accept(int32_t token) override {
+        if (std::find(eos_.begin(), eos_.end(), token) != eos_.end()) return;
+        matcher_.accept_token(token);   // false only after the EOS fallback above; the sequence then ends
+    }
+
+private:
+    grammar::matcher matcher_;
+    std::vector<int32_t> eos_;       // (n_eos) end-of-generation ids, allowed when the grammar can end
+    std::vector<uint8_t> allowed_;   // (n_vocab) this step's mask; tokens past the vocab stay 0
+    std::vector<float> saved_;       // (n_eos) EOS logits while the row is masked
+};
+
+} // namespace
+
+processor_ptr make_grammar_mask(const sampling_params & p, const request_shape & shape) {
+    if (!p.grammar) return nullptr;
+    TM_CHECK(p.grammar->trie != nullptr, invalid_argument, "the grammar was compiled without a model");
+    TM_CHECK(p.grammar->trie->n_vocab() <= shape.n_vocab, invalid_argument,
+             "the grammar was compiled for a different model (vocabulary size " + std::to_string(p.grammar->trie->n_vocab()) +
+                 ", this model's logits have " + std::to_string(shape.n_vocab) + ")");
+    std::vector<int32_t> eos;
+    for (int32_t id : p.eos_token_ids) {
+        if (id >= 0 && id < shape.n_vocab && std::find(eos.begin(), eos.end(), id) == eos.end()) eos.push_back(id);
+    }
+    return std::make_unique<grammar_mask_processor>(p.grammar, std::move(eos), shape.n_vocab);
+}
+
+} // namespace tmill
