@@ -101,6 +101,7 @@ class SchemaConverter {
       if (!Array.isArray(schema.enum) || schema.enum.length === 0) throw structuredError(`'enum' at ${path}/enum must be a non-empty array`);
       return this.literalJson(schema.enum);
     }
+    if ('anyOf' in schema && 'oneOf' in schema) throw structuredError(`anyOf and oneOf together at ${path} are not supported`);
     for (const key of ['anyOf', 'oneOf'] as const) {
       if (!(key in schema)) continue;
       // oneOf is taken as anyOf: exclusivity is not enforced. Sibling keywords apply to every alternative.

@@ -24,24 +24,27 @@ function typesOf(t: unknown): string[] {
  */
 export function mergeAllOf(parts: unknown[], path: string, resolve: (s: Schema, at: string) => unknown): Schema | boolean {
   const flat: Schema[] = [];
-  const collect = (part: unknown, at: string): void => {
+  // `refs` are the $refs being expanded on the way here: meeting one again is a cycle with no base case.
+  const collect = (part: unknown, at: string, refs: string[]): void => {
     if (part === true) return;
     if (part === false) throw structuredError(`JSON schema at ${at} is 'false' and matches no value`);
     if (typeof part !== 'object' || part === null || Array.isArray(part)) throw structuredError(`Expected a JSON schema object at ${at}`);
     let s = part as Schema;
-    if (typeof s.$ref === 'string') {
+    if (s.$ref !== undefined) {
       const { $ref, ...rest } = s;
-      collect(resolve({ $ref }, at), at);
+      if (refs.includes(String($ref))) throw structuredError(`allOf at ${path} refers to itself through $ref ${JSON.stringify($ref)}`);
+      collect(resolve({ $ref }, at), at, [...refs, String($ref)]);
       s = rest;
     }
-    if (Array.isArray(s.allOf)) {
+    if (s.allOf !== undefined) {
       const { allOf, ...rest } = s;
-      (allOf as unknown[]).forEach((p, i) => collect(p, `${at}/allOf/${i}`));
+      if (!Array.isArray(allOf)) throw structuredError(`'allOf' at ${at}/allOf must be an array`);
+      allOf.forEach((p, i) => collect(p, `${at}/allOf/${i}`, refs));
       s = rest;
     }
     flat.push(s);
   };
-  parts.forEach((p, i) => collect(p, `${path}/${i}`));
+  parts.forEach((p, i) => collect(p, `${path}/${i}`, []));
 
   const out: Schema = {};
   for (const part of flat) {

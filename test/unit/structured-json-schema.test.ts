@@ -325,6 +325,8 @@ describe('jsonSchemaToGrammar errors name the keyword path', () => {
     [{ allOf: [{ pattern: 'a' }, { pattern: 'b' }] }, /conflicting 'pattern'/],
     [false, /'false' and matches no value/],
     [{ enum: [] }, /'enum' at #\/enum must be a non-empty array/],
+    [{ $defs: { a: { allOf: [{ $ref: '#/$defs/a' }, { type: 'object' }] } }, $ref: '#/$defs/a' }, /refers to itself through \$ref "#\/\$defs\/a"/],
+    [{ anyOf: [{}], oneOf: [{}] }, /anyOf and oneOf together at # are not supported/],
   ];
   for (const [schema, message] of cases) {
     it(`rejects ${JSON.stringify(schema)}`, () => {
@@ -368,5 +370,61 @@ describe('the any-value grammar agrees with JSON.parse', () => {
     }
     expect(valid).toBeGreaterThan(20);
     expect(valid).toBeLessThan(480);
+  });
+});
+
+describe('a realistic response_format schema', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      title: { type: 'string', minLength: 1, maxLength: 80 },
+      'start-date': { type: 'string', format: 'date' },
+      attendees: {
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          properties: { name: { type: 'string' }, role: { enum: ['host', 'guest'] }, 'e-mail': { type: ['string', 'null'], format: 'email' } },
+          required: ['name', 'role'],
+          additionalProperties: false,
+        },
+      },
+      priority: { type: 'integer', minimum: 1, maximum: 5 },
+      tags: { type: 'array', items: { type: 'string', pattern: '^#[a-z0-9_]{1,20}$' }, maxItems: 5 },
+      location: { anyOf: [{ $ref: '#/$defs/place' }, { type: 'null' }] },
+      'ünïcode key': { type: 'boolean' },
+    },
+    required: ['title', 'start-date', 'attendees'],
+    $defs: { place: { type: 'object', properties: { city: { type: 'string' }, lat: { type: 'number' }, lon: { type: 'number' } }, required: ['city'] } },
+  };
+  const accepts = acceptor(schema);
+
+  it('accepts instances', () => {
+    expectValid(accepts, [
+      { title: 'Standup', 'start-date': '2025-01-31', attendees: [{ name: 'Ann', role: 'host' }] },
+      {
+        title: 'Offsite "Q3"', 'start-date': '2025-07-01',
+        attendees: [{ name: 'Bo', role: 'guest', 'e-mail': 'bo@example.org' }, { name: 'Cy', role: 'host', 'e-mail': null }],
+        priority: 5, tags: ['#team', '#q3_plan'], location: { city: 'Zürich', lat: 47.37, lon: 8.54 }, 'ünïcode key': false,
+      },
+      { title: 'x', 'start-date': '2025-02-28', attendees: [{ name: '', role: 'guest' }], location: null },
+    ]);
+  });
+
+  it('rejects instances that break the schema', () => {
+    const ok = { title: 'T', 'start-date': '2025-01-31', attendees: [{ name: 'Ann', role: 'host' }] };
+    const bad: unknown[] = [
+      { ...ok, title: '' },
+      { ...ok, 'start-date': '31.01.2025' },
+      { ...ok, attendees: [] },
+      { ...ok, attendees: [{ name: 'Ann', role: 'owner' }] },
+      { ...ok, attendees: [{ name: 'Ann', role: 'host', age: 3 }] },
+      { ...ok, priority: 6 },
+      { ...ok, tags: ['team'] },
+      { ...ok, tags: ['#a', '#b', '#c', '#d', '#e', '#f'] },
+      { ...ok, location: { lat: 1 } },
+      { ...ok, extra: 1 },
+    ];
+    for (const v of bad) expect(accepts(JSON.stringify(v)), JSON.stringify(v)).toBe(false);
   });
 });
