@@ -35,6 +35,8 @@ export interface GenerateEvent {
   error?: TokenmillError;
   /** The last event of the request (every choice has finished). */
   done?: boolean;
+  /** Beam search: the beam's cumulative logprob (index = rank, best first), with finishReason. */
+  cumLogprob?: number;
 }
 
 export interface GenerateOptions {
@@ -179,6 +181,7 @@ function toEvent(rec: NativeRecord): GenerateEvent {
     event.stopReason = rec.stopReason ?? null;
     event.usage = rec.usage;
     if (rec.error) event.error = fromNative(rec.error);
+    if (rec.cumLogprob !== undefined) event.cumLogprob = rec.cumLogprob;
   }
   if (rec.done) event.done = true;
   return event;

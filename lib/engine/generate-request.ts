@@ -44,6 +44,14 @@ export interface GenerateRequest {
    * are those of the masked distribution.
    */
   grammar?: Grammar;
+  /**
+   * Beam search of width n (vLLM's use_beam_search): each choice is one of the n best beams, ranked by
+   * cumLogprob / (prompt + output length)^lengthPenalty, and arrives whole when the search ends. Only
+   * temperature, ignoreEos, includeStopStrInOutput, skip/spaces special tokens and lengthPenalty apply.
+   */
+  useBeamSearch?: boolean;
+  /** Beam search only: the length exponent of the score. Default 1. */
+  lengthPenalty?: number;
 }
 
 function fail(what: string, name: string, value: unknown): never {
@@ -94,7 +102,7 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
   if (logprobs !== undefined && typeof logprobs !== 'boolean' && !(isInt(logprobs) && logprobs >= 0)) {
     fail('a boolean or a non-negative integer', 'logprobs', logprobs);
   }
-  for (const key of ['includeStopStrInOutput', 'ignoreEos', 'skipSpecialTokens', 'spacesBetweenSpecialTokens'] as const) {
+  for (const key of ['includeStopStrInOutput', 'ignoreEos', 'skipSpecialTokens', 'spacesBetweenSpecialTokens', 'useBeamSearch'] as const) {
     if (r[key] !== undefined && typeof r[key] !== 'boolean') fail('a boolean', key, r[key]);
   }
   if (r.cacheSalt !== undefined && r.cacheSalt !== null && typeof r.cacheSalt !== 'string') fail('a string', 'cacheSalt', r.cacheSalt);
@@ -149,6 +157,8 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
     badWordsTokenIds: r.badWordsTokenIds?.map((w, i) => ids(`badWordsTokenIds[${i}]`, w) ?? []),
     xargs: r.xargs ? { ...r.xargs } : undefined,
     grammar: grammarOf(r.grammar),
+    useBeamSearch: r.useBeamSearch,
+    lengthPenalty: numIn('lengthPenalty', r.lengthPenalty, -Number.MAX_VALUE, Number.MAX_VALUE),
   };
   for (const key of Object.keys(out) as (keyof NativeRequest)[]) if (out[key] === undefined) delete out[key];
   return out;

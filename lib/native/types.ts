@@ -131,6 +131,9 @@ export interface NativeRequest {
   repetitionDetection?: { maxPatternSize: number; minPatternSize: number; minCount: number };
   /** Grammar-constrained decoding; compiled for the engine's model. */
   grammar?: NativeGrammar;
+  /** Beam search with width n (vLLM's use_beam_search). */
+  useBeamSearch?: boolean;
+  lengthPenalty?: number;
 }
 
 /** Flattened (token, logprob, rank) entries: per position the chosen/prompt token then nTop alternatives. */
@@ -157,6 +160,8 @@ export interface NativeRecord {
   stopReason?: string | number;
   error?: { code: string; message: string };
   usage?: { promptTokens: number; completionTokens: number; cachedTokens: number };
+  /** Beam search: the beam's cumulative logprob, with its finish record. */
+  cumLogprob?: number;
 }
 
 export interface NativeEngineStats {

@@ -253,7 +253,7 @@ function reportUsage(ctx: ChatContext, run: ChoiceRun, project: string | undefin
 export async function runChat(ctx: ChatContext, p: PreparedChat, opts: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
   const run = new ChoiceRun(ctx, p, opts.signal);
   const fingerprint = ctx.fingerprint();
-  const outputs: EngineChoiceOutput[] = Array.from({ length: p.request.n }, (_, index) => ({ index, text: '', tokenIds: [], finishReason: null, stopReason: null, logprobs: p.request.logprobs ? [] : null }));
+  const outputs: EngineChoiceOutput[] = Array.from({ length: p.request.n }, (_, index) => ({ index, text: '', tokenIds: [], finishReason: null, stopReason: null, logprobs: p.request.logprobs && !p.request.use_beam_search ? [] : null }));
   let failure: TokenmillError | null = null;
   let promptLogprobs: PromptLogprobEntry[] | null = null;
   try {

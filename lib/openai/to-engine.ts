@@ -20,7 +20,6 @@ function badRequest(message: string, param: string | null = null): never {
 
 /** Features the engine does not run yet: a clear 400 instead of silently ignoring them. */
 export function rejectUnsupported(r: ChatRequest): void {
-  if (r.use_beam_search) badRequest('use_beam_search is not supported yet.', 'use_beam_search');
   if (r.structured_outputs != null) badRequest('structured_outputs is not supported yet.', 'structured_outputs');
   if (r.response_format != null && r.response_format.type !== 'text') {
     badRequest(`response_format of type '${r.response_format.type}' is not supported yet.`, 'response_format');
@@ -140,6 +139,11 @@ export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<Generat
     out.repetitionDetection = { maxPatternSize: rd.max_pattern_size ?? 0, minPatternSize: rd.min_pattern_size ?? 0, minCount: rd.min_count ?? 0 };
   }
   if (r.n > 1) out.n = r.n;
+  if (r.use_beam_search) {
+    // n is the beam width; the engine ignores the sampling-only fields above, as vLLM does
+    out.useBeamSearch = true;
+    out.lengthPenalty = r.length_penalty;
+  }
   if (r.prompt_logprobs != null) out.promptLogprobs = r.prompt_logprobs === -1 ? vocab : r.prompt_logprobs;
   return out;
 }

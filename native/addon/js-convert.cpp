@@ -148,6 +148,8 @@ engine_request engine_request_from_js(const Napi::Object & o) {
     q.ignore_eos = r.boolean("ignoreEos", false);
     q.skip_special_tokens = r.boolean("skipSpecialTokens", true);
     q.spaces_between_special_tokens = r.boolean("spacesBetweenSpecialTokens", true);
+    q.use_beam_search = r.boolean("useBeamSearch", false);
+    q.length_penalty = float(r.number("lengthPenalty", 1.0));
 
     sampling_params & s = q.sampling;
     s.temperature = float(r.number("temperature", s.temperature));

@@ -129,6 +129,7 @@ Napi::Object record_to_js(Napi::Env env, engine_record & rec) {
         usage.Set("completionTokens", rec.n_completion_tokens);
         usage.Set("cachedTokens", rec.n_cached_tokens);
         o.Set("usage", usage);
+        if (rec.cum_logprob) o.Set("cumLogprob", *rec.cum_logprob);
     }
     return o;
 }

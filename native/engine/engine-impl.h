@@ -15,6 +15,7 @@
 #include "engine/output-stream.h"
 #include "model/forward.h"
 #include "model/kv-storage.h"
+#include "sample/beam-search.h"
 #include "sample/sampler.h"
 #include "sched/scheduler.h"
 
@@ -26,6 +27,20 @@ struct choice_state {
     std::unique_ptr<output_stream> out;
     std::vector<int32_t> output;       // (n_output) generated token ids, capacity max_tokens
     bool finished = false;
+};
+
+// Beam search state of a use_beam_search request (driven in engine-beam.cpp).
+struct beam_state {
+    std::unique_ptr<beam_search> search;
+    int32_t n_top = 0;                     // candidates per beam: min(2·width, n_vocab)
+    int32_t n_steps = 0;                   // beam steps done = output length of every live beam
+    std::vector<int32_t> seq_of;           // (live beams) scheduler sequence of search->live()[i]
+    std::vector<token_logprob> tops;       // (width, n_top) candidates of live beam i at i·n_top
+    std::vector<uint8_t> ready;            // (width) beam i's row was scored since the last beam step
+    // scratch of one beam step, sized (width)
+    std::vector<const token_logprob *> top_ptrs;
+    std::vector<int32_t> n_tops, next_seq_of;
+    std::vector<uint8_t> parent_used;
 };
 
 // Per-request state owned by the engine thread.
@@ -40,6 +55,7 @@ struct active_request {
     std::vector<logprob_entry> prompt_logprobs;   // ((n_prompt - 1) × (n_top + 1))
     int32_t n_prompt_logprobs_done = 0;
     bool prompt_logprobs_sent = false;
+    std::unique_ptr<beam_state> beam;  // use_beam_search requests only
 };
 
 struct inbox_command {
@@ -77,6 +93,12 @@ private:
     // Prompt logprobs for the output rows [first, first + count) listed in prompt_rows_.
     void score_prompt_rows(int32_t first, int32_t count);
     void fail(uint64_t id, const char * code, const std::string & message);
+    // Beam search (engine-beam.cpp): state at admission, one live beam's logits row, and the beam step
+    // once every live beam has its row (true when the search ended and its records are in records_).
+    void admit_beam(active_request & a);
+    void beam_score_row(active_request & a, int32_t seq, const float * logits);
+    bool beam_advance(active_request & a);
+    void beam_finish(active_request & a);
     void publish_stats();
 
     std::shared_ptr<const model> model_;
@@ -117,6 +139,7 @@ private:
     struct prompt_row { active_request * a; int32_t position; };
     std::vector<prompt_row> prompt_rows_;          // (output rows after the sampled ones) prompt-logprob rows
     std::vector<token_logprob> top_scratch_;       // (n_vocab) top entries of one prompt position
+    std::vector<active_request *> beam_touched_;   // (max_num_seqs) beam requests scored this step
     uint64_t n_prompt_tokens_ = 0, n_generation_tokens_ = 0, n_tokens_computed_ = 0, n_steps_ = 0;
 };
 

@@ -54,8 +54,9 @@ void engine_impl::admit(engine_request && request) {
             request.sampling.has_seed = true;
             request.sampling.seed = int64_t(seed_stream_.next_u64() >> 1);
         }
+        if (request.use_beam_search) request.prompt_logprobs = -1; // ignored under beam search, as vLLM
         a->choices.resize(size_t(request.n));
-        for (int32_t c = 0; c < request.n; ++c) {
+        for (int32_t c = 0; c < request.n && !request.use_beam_search; ++c) {
             choice_state & ch = a->choices[size_t(c)];
             sampling_params sp = request.sampling;
             sp.choice_index = c;
@@ -76,7 +77,9 @@ void engine_impl::admit(engine_request && request) {
         sp.n_seqs = request.n;
         sp.n_max_tokens = a->max_tokens;
         sp.skip_prefix_cache = request.prompt_logprobs >= 0;
+        sp.external_tokens = request.use_beam_search;
         a->req = std::move(request);
+        if (a->req.use_beam_search) admit_beam(*a);
         scheduler_.submit(std::move(sp));
         n_prompt_tokens_ += uint64_t(n_prompt);
         active_.emplace(id, std::move(a));
@@ -168,6 +171,8 @@ void engine_impl::step() {
     }
     for (const sched::block_copy & c : plan_.copies) kv_.copy_block(c.src, c.dst);
 
+    // An entry gets a logits row when it reached its last known token and samples, or is a beam.
+    const auto wants_row = [](const sched::plan_entry & e) { return e.need_logits && (e.n_samples > 0 || e.req->external_tokens); };
     // Lay the plan out as one batch: every entry's span; output rows are first the rows sampled (one per
     // entry that reached its last known token), then the prompt positions whose logprobs were asked for.
     int32_t n_rows = 0, n_out = 0;
@@ -180,7 +185,7 @@ void engine_impl::step() {
             seq_index_[size_t(n_rows)] = int32_t(i);
             ++n_rows;
         }
-        if (e.need_logits && e.n_samples > 0) output_rows_[size_t(n_out++)] = n_rows - 1;
+        if (wants_row(e)) output_rows_[size_t(n_out++)] = n_rows - 1;
     }
     const int32_t n_sampled_rows = n_out;
     for (size_t i = 0, row0 = 0; i < plan_.entries.size(); row0 += size_t(plan_.entries[i].n_tokens), ++i) {
@@ -224,12 +229,16 @@ void engine_impl::step() {
     const size_t n_vocab = model_->hp->n_vocab;
     sampled_.clear();
     records_.clear();
+    beam_touched_.clear();
     int32_t row = 0;
     for (const sched::plan_entry & e : plan_.entries) {
-        if (!(e.need_logits && e.n_samples > 0)) continue;
+        if (!wants_row(e)) continue;
         active_request & a = *active_.at(e.request_id);
         const float * logits = logits_.data() + size_t(row++) * n_vocab;
-        if (e.n_samples == 1) {
+        if (a.beam) {
+            beam_score_row(a, e.seq_index, logits);
+            if (std::find(beam_touched_.begin(), beam_touched_.end(), &a) == beam_touched_.end()) beam_touched_.push_back(&a);
+        } else if (e.n_samples == 1) {
             sample_entry(a, e.seq_index, logits);
         } else {
             for (int32_t c = 0; c < e.n_samples; ++c) sample_entry(a, c, logits);
@@ -257,6 +266,11 @@ void engine_impl::step() {
                 scheduler_.finish_sequence(rec.id, rec.seq);
             }
         }
+    }
+    // Beam requests whose every live beam has its row take a beam step (fork / free / finish).
+    for (active_request * a : beam_touched_) {
+        const uint64_t id = a->req.id;
+        if (beam_advance(*a)) active_.erase(id);
     }
     // Stats first, so a caller woken by these records already sees the step they report.
     publish_stats();

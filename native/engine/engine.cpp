@@ -92,6 +92,7 @@ engine_impl::engine_impl(std::shared_ptr<const model> m, const engine_params & p
     row_copy_.resize(model_->hp->n_vocab);
     top_scratch_.resize(model_->hp->n_vocab);
     prompt_rows_.reserve(size_t(params_.max_num_batched_tokens));
+    beam_touched_.reserve(size_t(params_.max_num_seqs));
     publish_stats();
     thread_ = std::thread([this] { run(); });
 }

@@ -54,6 +54,10 @@ struct engine_request {
     bool spaces_between_special_tokens = true;
     repetition_params repetition;          // vLLM's repetition_detection; off by default
     int32_t prompt_logprobs = -1;          // -1 off; N ≥ 0: each prompt token's logprob plus the top N
+    // Beam search (vLLM's use_beam_search): n is the width; only temperature, ignore_eos,
+    // include_stop_str_in_output, skip_special_tokens and length_penalty matter then.
+    bool use_beam_search = false;
+    float length_penalty = 1.0f;           // score = cum_logprob / len^length_penalty
 };
 
 struct logprob_entry {
@@ -83,6 +87,7 @@ struct engine_record {
     int32_t stop_token = -1;               // stop_reason when a stop token id matched
     std::string error_code, error_message; // finish == error
     int32_t n_prompt_tokens = 0, n_completion_tokens = 0, n_cached_tokens = 0;  // usage of this choice, with finish
+    std::optional<double> cum_logprob;     // beam search: the beam's cumulative logprob, with finish
 };
 
 struct engine_stats {

@@ -21,11 +21,13 @@ struct request_params {
     int32_t n_seqs = 1;              // sequences forked from the prompt once it is computed (n)
     int32_t n_max_tokens = 0;        // reserve hint for generated tokens (0 = none)
     bool skip_prefix_cache = false;  // compute every prompt position (prompt logprobs need their logits)
+    bool external_tokens = false;    // beam search: the engine appends tokens itself (append_token)
 };
 
 struct sequence {
     std::vector<int32_t> tokens;         // (n_tokens) prompt + generated token ids
-    int32_t n_computed = 0;              // tokens whose KV is written; n_computed < n_tokens while live
+    int32_t n_computed = 0;              // tokens whose KV is written; n_computed < n_tokens while live,
+                                         // except external_tokens sequences awaiting append_token
     kv::block_table blocks;              // (blocks_for(n_computed)) physical ids
     std::vector<kv::block_hash> hashes;  // (n leading full blocks already hashed) chain hashes
     bool finished = false;               // freed by the engine (finish_sequence); keeps its index
@@ -43,6 +45,7 @@ struct request {
     request_status status = request_status::waiting;
     int32_t n_cached_tokens = -1;        // prefix-cache hit at first admission (-1 until admitted)
     bool skip_prefix_cache = false;      // never look up the prefix cache for this request
+    bool external_tokens = false;        // logits rows without samples; tokens come via append_token
     std::vector<sequence> seqs;          // seqs[0] exists from the start; forks append
 
     int32_t n_live_seqs() const {

@@ -45,6 +45,7 @@ void scheduler::submit(request_params p) {
     r->arrival = n_arrivals_++;
     r->root = kv::hash_root(p.cache_salt);
     r->skip_prefix_cache = p.skip_prefix_cache;
+    r->external_tokens = p.external_tokens;
     r->n_prompt = static_cast<int32_t>(p.prompt.size());
     r->n_seqs_target = p.n_seqs;
     r->seqs.reserve(static_cast<size_t>(p.n_seqs));
@@ -102,17 +103,24 @@ int32_t scheduler::fork_sequence(uint64_t id, int32_t seq_index) {
     TM_CHECK(r.status == request_status::running, invalid_argument, "scheduler: fork of a request that is not running");
     TM_CHECK(seq_index >= 0 && seq_index < static_cast<int32_t>(r.seqs.size()) && !r.seqs[seq_index].finished,
              invalid_argument, "scheduler: bad sequence index " + std::to_string(seq_index));
-    sequence child;
+    int32_t slot = -1; // reuse a finished slot (its blocks are already freed)
+    for (int32_t i = 0; i < static_cast<int32_t>(r.seqs.size()) && slot < 0; ++i) slot = r.seqs[i].finished ? i : -1;
+    if (slot < 0) {
+        r.seqs.emplace_back();
+        slot = static_cast<int32_t>(r.seqs.size()) - 1;
+    }
     const sequence & parent = r.seqs[seq_index];
-    child.tokens.reserve(parent.tokens.capacity());
-    child.tokens = parent.tokens;
+    sequence & child = r.seqs[slot];
+    if (child.tokens.capacity() < parent.tokens.capacity()) child.tokens.reserve(parent.tokens.capacity());
+    child.tokens.assign(parent.tokens.begin(), parent.tokens.end());
     child.n_computed = parent.n_computed;
     child.blocks = kv::table_fork(pool_, parent.blocks);
     child.hashes = parent.hashes;
-    r.seqs.push_back(std::move(child));
+    child.finished = false;
+    child.plan_entry = -1;
     r.forked = true; // the caller forks by hand from now on
     ++epoch_;
-    return static_cast<int32_t>(r.seqs.size()) - 1;
+    return slot;
 }
 
 void scheduler::set_last_token(uint64_t id, int32_t seq_index, int32_t token) {
@@ -125,6 +133,20 @@ void scheduler::set_last_token(uint64_t id, int32_t seq_index, int32_t token) {
     TM_CHECK(static_cast<int32_t>(s.tokens.size()) > s.n_computed, invalid_argument,
              "scheduler: set_last_token on a sequence with no pending token");
     s.tokens.back() = token;
+    ++epoch_;
+}
+
+void scheduler::append_token(uint64_t id, int32_t seq_index, int32_t token) {
+    auto it = requests_.find(id);
+    TM_CHECK(it != requests_.end(), invalid_argument, "scheduler: unknown request " + std::to_string(id));
+    request & r = *it->second;
+    TM_CHECK(r.external_tokens, invalid_argument, "scheduler: append_token on a request that samples in commit()");
+    TM_CHECK(seq_index >= 0 && seq_index < static_cast<int32_t>(r.seqs.size()) && !r.seqs[seq_index].finished,
+             invalid_argument, "scheduler: bad sequence index " + std::to_string(seq_index));
+    sequence & s = r.seqs[seq_index];
+    TM_CHECK(static_cast<int32_t>(s.tokens.size()) == s.n_computed, invalid_argument,
+             "scheduler: append_token on a sequence with an uncomputed token");
+    s.tokens.push_back(token);
     ++epoch_;
 }
 
@@ -227,7 +249,8 @@ scheduler::seq_result scheduler::plan_sequence(plan_state & st, request * r, int
     e.token_offset = static_cast<int32_t>(plan.token_ids.size());
     plan.token_ids.insert(plan.token_ids.end(), s.tokens.begin() + pos_start, s.tokens.begin() + pos_start + n_new);
     e.need_logits = pos_start + n_new == n_tokens;
-    e.n_samples = !e.need_logits ? 0 : (!r->forked && r->n_seqs_target > 1 ? r->n_seqs_target : 1);
+    // external_tokens (beams): the row is read but nothing is committed; append_token follows
+    e.n_samples = !e.need_logits || r->external_tokens ? 0 : (!r->forked && r->n_seqs_target > 1 ? r->n_seqs_target : 1);
     s.plan_entry = static_cast<int32_t>(plan.entries.size());
     plan.entries.push_back(e);
     st.budget -= n_new;

@@ -61,11 +61,15 @@ public:
     // last live sequence (returns true then). pre: the request is live and seq_index is live.
     bool finish_sequence(uint64_t id, int32_t seq_index);
     // Forks a running sequence (beam search): the child shares every block copy-on-write and its
-    // tokens; returns the child's index. pre: request running, seq live, between steps.
+    // tokens; returns the child's index (a finished sequence's slot is reused, so a long beam search
+    // keeps at most its live count of slots). pre: request running, seq live, between steps.
     int32_t fork_sequence(uint64_t id, int32_t seq_index);
     // Replaces the last (not yet computed) token of a sequence, e.g. a beam taking another candidate
     // after fork. pre: the sequence has a token past n_computed.
     void set_last_token(uint64_t id, int32_t seq_index, int32_t token);
+    // Appends the next token of an external_tokens sequence whose tokens are all computed (its
+    // logits row was taken in the last step). pre: request external_tokens, n_computed == n_tokens.
+    void append_token(uint64_t id, int32_t seq_index, int32_t token);
 
     // Builds the next step into plan (cleared first; reuse one plan to avoid allocation). No
     // observable state changes. An empty plan means nothing can run now.

@@ -264,7 +264,6 @@ describe('engine.chat errors', () => {
     const big = (await thrown(engine.chat(req({ max_tokens: engine.maxModelLen + 1, max_completion_tokens: null })))) as TokenmillError;
     expect(big.message).toBe(`max_tokens=${engine.maxModelLen + 1} cannot be greater than max_model_len=${engine.maxModelLen}.`);
     for (const [body, text] of [
-      [{ use_beam_search: true }, 'use_beam_search is not supported yet.'],
       [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, "response_format of type 'json_schema' is not supported yet."],
       [{ structured_outputs: { regex: 'a+' } }, 'structured_outputs is not supported yet.'],
       [{ stop_token_ids: [100000] }, 'token_id(s) [100000] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: 512'],

@@ -34,6 +34,13 @@ describe('samplingFields', () => {
     expect(samplingFields(chat(), tok)).toEqual({ temperature: 1, skipSpecialTokens: true, spacesBetweenSpecialTokens: true });
   });
 
+  test('use_beam_search: n is the width, length_penalty passes, temperature 0 stays 0', () => {
+    expect(samplingFields(chat({ use_beam_search: true, n: 12, length_penalty: -0.5, temperature: 0 }), tok))
+      .toMatchObject({ useBeamSearch: true, n: 12, lengthPenalty: -0.5, temperature: 0 });
+    expect(samplingFields(chat({ use_beam_search: true }), tok)).toMatchObject({ useBeamSearch: true, lengthPenalty: 1 });
+    expect(samplingFields(chat({ length_penalty: 2 }), tok).useBeamSearch).toBeUndefined();
+  });
+
   test('every field maps to its engine name', () => {
     const f = samplingFields(chat({
       max_completion_tokens: 7, max_tokens: 99, temperature: 0.5, top_p: 0.9, top_k: 40, min_p: 0.05,
@@ -111,7 +118,7 @@ describe('fitPrompt', () => {
 
 describe('rejectUnsupported and requestSeed', () => {
   test('features the engine lacks are 400 "not supported yet"; text response_format passes', () => {
-    expect(error400(() => rejectUnsupported(chat({ use_beam_search: true }))).message).toBe('use_beam_search is not supported yet.');
+    expect(() => rejectUnsupported(chat({ use_beam_search: true, n: 12 }))).not.toThrow();
     expect(error400(() => rejectUnsupported(chat({ response_format: { type: 'json_object' } }))).message).toBe("response_format of type 'json_object' is not supported yet.");
     expect(() => rejectUnsupported(chat({ response_format: { type: 'text' }, repetition_detection: { max_pattern_size: 2, min_count: 2 } }))).not.toThrow();
   });
