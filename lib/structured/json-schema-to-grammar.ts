@@ -159,7 +159,12 @@ class SchemaConverter {
     const tail = ref.slice(1);
     if (tail !== '' && !tail.startsWith('/')) throw structuredError(`Unsupported $ref ${JSON.stringify(ref)} at ${path}: anchors are not supported`);
     for (const raw of tail.split('/').slice(1)) {
-      const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+      let key: string;
+      try {
+        key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+      } catch {
+        throw structuredError(`Malformed $ref ${JSON.stringify(ref)} at ${path}`);
+      }
       node = isSchemaObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined;
       if (node === undefined) throw structuredError(`Unresolvable $ref ${JSON.stringify(ref)} at ${path}`);
     }

@@ -183,6 +183,12 @@ describe('jsonSchemaToGrammar acceptance', () => {
     expectInvalid(bounds, ['10', '-1', '"a"']);
   });
 
+  it('$ref pointers unescape ~1, ~0 and percent-encoding', () => {
+    const accepts = acceptor({ $defs: { 'a/b': { type: 'integer' }, 'c~d': { type: 'null' }, 'e f': { type: 'boolean' } }, prefixItems: [{ $ref: '#/$defs/a~1b' }, { $ref: '#/$defs/c~0d' }, { $ref: '#/$defs/e%20f' }] });
+    expectValid(accepts, [[1, null, true]]);
+    expectInvalid(accepts, ['[null,null,true]', '[1,1,true]', '[1,null,1]']);
+  });
+
   it('$ref to #/definitions and recursive trees', () => {
     const accepts = acceptor({
       definitions: { tree: { type: 'object', properties: { v: { type: 'integer' }, kids: { type: 'array', items: { $ref: '#/definitions/tree' } } }, required: ['v'] } },
@@ -327,6 +333,7 @@ describe('jsonSchemaToGrammar errors name the keyword path', () => {
     [{ enum: [] }, /'enum' at #\/enum must be a non-empty array/],
     [{ $defs: { a: { allOf: [{ $ref: '#/$defs/a' }, { type: 'object' }] } }, $ref: '#/$defs/a' }, /refers to itself through \$ref "#\/\$defs\/a"/],
     [{ anyOf: [{}], oneOf: [{}] }, /anyOf and oneOf together at # are not supported/],
+    [{ $defs: { a: {} }, $ref: '#/$defs/%E0%A4%A' }, /Malformed \$ref/],
   ];
   for (const [schema, message] of cases) {
     it(`rejects ${JSON.stringify(schema)}`, () => {
