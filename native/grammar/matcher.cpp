@@ -155,11 +155,11 @@ bool matcher::viable_partial(const std::vector<int32_t> & vec, size_t begin, siz
     return false;
 }
 
-matcher::step matcher::feed(const std::vector<int32_t> & vec, size_t begin, size_t n, utf8_state & u, uint8_t b) {
+matcher::utf8_result matcher::utf8_step(utf8_state & u, uint8_t b, uint32_t & cp) {
     if (u.need == 0) {
         if (b < 0x80) {
-            advance_cp(vec, begin, n, b);
-            return out_.size() > set_start_ ? step::advanced : step::dead;
+            cp = b;
+            return utf8_result::done;
         }
         // Lead byte: the well-formed ranges of the Unicode standard (no overlongs, no surrogates).
         u.next_lo = 0x80;
@@ -176,20 +176,30 @@ matcher::step matcher::feed(const std::vector<int32_t> & vec, size_t begin, size
             if (b == 0xF0) u.next_lo = 0x90;
             if (b == 0xF4) u.next_hi = 0x8F;
         } else {
-            return step::dead;
+            return utf8_result::bad;
         }
-        return viable_partial(vec, begin, n, u) ? step::partial : step::dead;
+        return utf8_result::more;
     }
-    if (b < u.next_lo || b > u.next_hi) return step::dead;
+    if (b < u.next_lo || b > u.next_hi) return utf8_result::bad;
     u.cp = (u.cp << 6) | (b & 0x3Fu);
     --u.need;
     u.next_lo = 0x80;
     u.next_hi = 0xBF;
-    if (u.need == 0) {
-        advance_cp(vec, begin, n, u.cp);
-        return out_.size() > set_start_ ? step::advanced : step::dead;
+    if (u.need > 0) return utf8_result::more;
+    cp = u.cp;
+    u.cp = 0;
+    return utf8_result::done;
+}
+
+matcher::step matcher::feed(const std::vector<int32_t> & vec, size_t begin, size_t n, utf8_state & u, uint8_t b) {
+    uint32_t cp = 0;
+    switch (utf8_step(u, b, cp)) {
+        case utf8_result::bad: return step::dead;
+        case utf8_result::more: return viable_partial(vec, begin, n, u) ? step::partial : step::dead;
+        case utf8_result::done: break;
     }
-    return viable_partial(vec, begin, n, u) ? step::partial : step::dead;
+    advance_cp(vec, begin, n, cp);
+    return out_.size() > set_start_ ? step::advanced : step::dead;
 }
 
 bool matcher::accept_bytes(std::string_view bytes) {
@@ -240,7 +250,15 @@ int32_t matcher::fill_mask(uint8_t * allowed) {
     std::memset(allowed, 0, size_t(trie_->n_vocab()));
     if (overflowed_) return 0;
     out_.clear();
-    levels_[0] = level{false, 0, cur_.size(), cur_utf8_, nodes_.size(), 0, started_};
+    level & top = levels_[0];
+    top.in_out = false;
+    top.set_begin = 0;
+    top.set_len = cur_.size();
+    top.u = cur_utf8_;
+    top.node_mark = nodes_.size();
+    top.out_mark = 0;
+    top.started = started_;
+    top.n_cached = 0;
     const std::vector<trie_node> & tn = trie_->nodes();
     const std::vector<int32_t> & toks = trie_->tokens();
     const bool strip = trie_->strip_first_space();
@@ -248,26 +266,96 @@ int32_t matcher::fill_mask(uint8_t * allowed) {
     const int32_t n_nodes = int32_t(tn.size());
     for (int32_t i = 0; i < n_nodes;) {
         const trie_node & nd = tn[size_t(i)];
-        const level & up = levels_[size_t(nd.depth) - 1];
+        level & up = levels_[size_t(nd.depth) - 1];
         rollback(up.node_mark);
         out_.resize(up.out_mark);
         level & here = levels_[nd.depth];
         if (!up.started && strip && nd.byte == ' ') {
             here = up;  // the detokenizer drops this space: it consumes nothing
             here.started = true;
+            here.n_cached = 0;
         } else {
             utf8_state u = up.u;
-            overflow_now_ = false;
+            uint32_t cp = 0;
             const std::vector<int32_t> & vec = up.in_out ? out_ : cur_;
-            const step st = feed(vec, up.set_begin, up.set_len, u, nd.byte);
-            if (st == step::dead || overflow_now_) {
+            const utf8_result r = utf8_step(u, nd.byte, cp);
+            bool live = false;
+            size_t set_begin = up.set_begin, set_len = up.set_len;
+            bool in_out = up.in_out;
+            if (r == utf8_result::more) {
+                live = viable_partial(vec, up.set_begin, up.set_len, u);
+            } else if (r == utf8_result::done && up.set_len <= 64) {
+                uint64_t matched = 0;
+                for (size_t k = 0; k < up.set_len; ++k) {
+                    const int32_t s = vec[up.set_begin + k];
+                    if (s >= 0 && g_->sets[size_t(g_->elements[size_t(nodes_[size_t(s)].pos)].value)].matches(cp)) {
+                        matched |= uint64_t(1) << k;
+                    }
+                }
+                const cached_set * hit = nullptr;
+                for (int c = 0; c < up.n_cached && matched != 0; ++c) {
+                    if (up.cached[c].matched == matched) { hit = &up.cached[c]; break; }
+                }
+                if (hit) {
+                    live = hit->set_len > 0;
+                    in_out = hit->in_out;
+                    set_begin = hit->set_begin;
+                    set_len = hit->set_len;
+                } else if (matched != 0) {
+                    set_start_ = out_.size();
+                    overflow_now_ = false;
+                    for (size_t k = 0; k < up.set_len; ++k) {
+                        if (!((matched >> k) & 1)) continue;
+                        const node nd_k = nodes_[size_t(vec[up.set_begin + k])];
+                        expand(nd_k.pos + 1, nd_k.parent);
+                    }
+                    if (out_.size() - set_start_ > 1) {
+                        std::sort(out_.begin() + std::ptrdiff_t(set_start_), out_.end());
+                        out_.erase(std::unique(out_.begin() + std::ptrdiff_t(set_start_), out_.end()), out_.end());
+                    }
+                    live = !overflow_now_ && out_.size() > set_start_;
+                    in_out = true;
+                    set_begin = set_start_;
+                    set_len = out_.size() - set_start_;
+                    const std::vector<int32_t> & upvec = up.in_out ? out_ : cur_;
+                    if (live && set_len == up.set_len &&
+                        std::equal(out_.begin() + std::ptrdiff_t(set_start_), out_.end(), upvec.begin() + std::ptrdiff_t(up.set_begin))) {
+                        // A fixed point: keep the parent's span, drop the copy.
+                        rollback(up.node_mark);
+                        out_.resize(up.out_mark);
+                        in_out = up.in_out;
+                        set_begin = up.set_begin;
+                    }
+                    if (live && up.n_cached < k_level_cache) {
+                        up.cached[up.n_cached++] = cached_set{matched, in_out, set_begin, set_len};
+                        up.node_mark = nodes_.size();
+                        up.out_mark = out_.size();
+                    }
+                }
+            } else if (r == utf8_result::done) {
+                overflow_now_ = false;
+                advance_cp(vec, up.set_begin, up.set_len, cp);
+                live = !overflow_now_ && out_.size() > set_start_;
+                in_out = true;
+                set_begin = set_start_;
+                set_len = out_.size() - set_start_;
+            }
+            if (!live) {
                 i = nd.end;
                 continue;
             }
-            if (st == step::partial) {
-                here = level{up.in_out, up.set_begin, up.set_len, u, nodes_.size(), out_.size(), true};
-            } else {
-                here = level{true, set_start_, out_.size() - set_start_, u, nodes_.size(), out_.size(), true};
+            here.in_out = in_out;
+            here.set_begin = set_begin;
+            here.set_len = set_len;
+            here.u = u;
+            here.node_mark = nodes_.size();
+            here.out_mark = out_.size();
+            here.started = true;
+            here.n_cached = 0;
+            if (in_out == up.in_out && set_begin == up.set_begin && set_len == up.set_len) {
+                // Same stacks as the parent: its remembered results (below its marks) hold here too.
+                here.n_cached = up.n_cached;
+                for (int c = 0; c < up.n_cached; ++c) here.cached[c] = up.cached[c];
             }
         }
         for (int32_t k = nd.tok_begin; k < nd.tok_end; ++k) allowed[toks[size_t(k)]] = 1;

@@ -70,6 +70,7 @@ private:
         uint8_t next_lo = 0x80, next_hi = 0xBF;  // allowed range of the next continuation byte
     };
     enum class step { dead, partial, advanced };
+    enum class utf8_result { bad, more, done };
 
     int32_t intern(int32_t pos, int32_t parent);
     void rollback(size_t n_nodes);
@@ -80,6 +81,9 @@ private:
     // `advanced` the new set is appended to out_ from set_start_ (sorted, distinct); on `partial` the
     // set is unchanged. Indexes vec on every access: out_ may grow while it is read.
     step feed(const std::vector<int32_t> & vec, size_t begin, size_t n, utf8_state & u, uint8_t byte);
+    // One byte of UTF-8: `done` with the code point in cp, `more` while a code point is incomplete,
+    // `bad` for a byte that cannot continue well-formed UTF-8.
+    static utf8_result utf8_step(utf8_state & u, uint8_t byte, uint32_t & cp);
     void advance_cp(const std::vector<int32_t> & vec, size_t begin, size_t n, uint32_t cp);
     bool viable_partial(const std::vector<int32_t> & vec, size_t begin, size_t n, const utf8_state & u) const;
 
@@ -102,6 +106,18 @@ private:
     size_t set_start_ = 0;           // where the set being built starts in out_
     std::vector<int32_t> tmp_;       // accept_bytes' running set
     std::vector<node> expanding_;    // (depth) rule references on the current expand() path
+    // The set after a code point depends only on which stacks matched it, not on the code point, so
+    // each level remembers the sets its children produced, keyed by the matched-stack bitmask (sets of
+    // ≤ 64 stacks): siblings such as every ordinary character inside a JSON string share one result.
+    // A remembered set is kept by raising the level's marks past it. A result equal to the level's own
+    // set (the fixed point of e.g. `[^"]*`: hash-consing makes it the very same ids) points at that set,
+    // and a child level with the same set inherits the remembered results.
+    struct cached_set {
+        uint64_t matched;
+        bool in_out;
+        size_t set_begin, set_len;
+    };
+    static constexpr int k_level_cache = 8;
     struct level {
         bool in_out;                 // set lives in out_ (else it is cur_)
         size_t set_begin, set_len;
@@ -109,6 +125,8 @@ private:
         size_t node_mark;            // nodes_ size once this level was computed
         size_t out_mark;             // out_ size once this level was computed
         bool started;
+        int n_cached;
+        cached_set cached[k_level_cache];
     };
     std::vector<level> levels_;      // (max trie depth + 1)
 };
