@@ -36,10 +36,6 @@ export function complement(set: CharSet): CharSet {
   return out;
 }
 
-export function subtract(a: CharSet, b: CharSet): CharSet {
-  return complement(union(complement(a), b));
-}
-
 export function intersect(a: CharSet, b: CharSet): CharSet {
   return complement(union(complement(a), complement(b)));
 }

@@ -22,7 +22,7 @@ function typesOf(t: unknown): string[] {
  * One schema equivalent to allOf(parts). `resolve` follows a top-level $ref of a part.
  * pre: every part is a schema object (or true); `path` names the allOf for error messages.
  */
-export function mergeAllOf(parts: unknown[], path: string, resolve: (s: Schema, at: string) => unknown): Schema | boolean {
+export function mergeAllOf(parts: unknown[], path: string, resolve: (s: Schema, at: string) => unknown): Schema {
   const flat: Schema[] = [];
   // `refs` are the $refs being expanded on the way here: meeting one again is a cycle with no base case.
   const collect = (part: unknown, at: string, refs: string[]): void => {
