@@ -61,7 +61,7 @@ struct kernel_table {
     void (*axpy_f16)(float a, const uint16_t * x, float * y, int64_t n);
     // Causal attention of one (token, head) over a paged F16 KV cache, with llama.cpp's CPU flash-attention
     // numerics: query rounded to F16; score_j = dot(q16, k_j) * scale in F32; online softmax whose value
-    // accumulator is rounded to F16 after every update; out = acc / S. Keys are visited in order 0..n_ctx-1,
+    // accumulator is rounded to F16 after every update; out = acc · (1/S). Keys are visited in order 0..n_ctx-1,
     // so the result depends only on this (token, head)'s data (batch invariance).
     // q: (head_dim) F32; out: (head_dim); scratch: (2, head_dim) floats, not aliasing q or out.
     // Key/value j: k_base/v_base + block_table[j / block_size] * block_stride + (j % block_size) * slot_stride,

@@ -105,7 +105,8 @@ std::vector<float> per_key_formula(const paged_cache & c) {
         for (int64_t i = 0; i < hd; ++i) acc[i] = round_f16(acc[i] + quant::fp16_to_fp32(v[i]) * vs);
         sum = sum * ms + vs;
     }
-    for (auto & a : acc) a /= sum;
+    const float inv = 1.0f / sum;   // scaled by 1/S, as ggml does
+    for (auto & a : acc) a *= inv;
     return acc;
 }
 

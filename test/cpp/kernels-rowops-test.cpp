@@ -168,3 +168,32 @@ TM_TEST("thread_pool: every task runs exactly once, job after job") {
     }
     CHECK_THROWS_CODE(thread_pool(0), invalid_argument);
 }
+
+// llama.cpp's activations: rmsnorm sums squares in double on every level (so all levels agree bit for
+// bit), and silu's vectorised exp saturates like ggml's (0 far below, inf far above, no NaN).
+TM_TEST("kernels: rmsnorm is identical on every level; silu_mul saturates cleanly at extreme inputs") {
+    std::mt19937 rng(12);
+    const kernel_table ref = kernels_for(isa_level::baseline);
+    for (int64_t n : {int64_t(17), int64_t(64), int64_t(172), int64_t(2048)}) {
+        const auto x = random_vec(n, -3, 3, rng), w = random_vec(n, -2, 2, rng);
+        std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+        ref.rmsnorm(x.data(), w.data(), want.data(), n, 1e-5f);
+        for (const kernel_table & k : tables()) {
+            k.rmsnorm(x.data(), w.data(), got.data(), n, 1e-5f);
+            for (int64_t i = 0; i < n; ++i) CHECK_EQ(got[i], want[i]);
+        }
+    }
+    std::vector<float> a = {-200, -150, -100, -90, -88, -50, -1, 0, 1, 50, 88, 90, 100, 150, 200, 1000};
+    a.insert(a.end(), a.begin(), a.end());   // 32 values: full vector groups on every level, plus a tail below
+    a.push_back(-120.0f);
+    const std::vector<float> b(a.size(), 1.5f);
+    std::vector<float> y(a.size());
+    for (const kernel_table & k : tables()) {
+        k.silu_mul(a.data(), b.data(), y.data(), int64_t(a.size()));
+        for (size_t i = 0; i < a.size(); ++i) {
+            CHECK(std::isfinite(y[i]));
+            const double want = double(a[i]) / (1.0 + std::exp(-double(a[i]))) * 1.5;
+            CHECK_NEAR(y[i], want, 2e-6 * std::fabs(want) + 1e-30);
+        }
+    }
+}

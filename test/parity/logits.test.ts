@@ -124,9 +124,13 @@ interface Oracle {
 const oracle = (name: string): Oracle => JSON.parse(readFileSync(path.join(oraclesDir, name), 'utf8')) as Oracle;
 
 describe('stories260K oracles (llama.cpp greedy)', () => {
-  // Measured first-position max |Δlogit| over the oracle's top 5: 7.9e-4 (once-upon-a-time) and 1.08e-3
-  // (tom-and-lily). The target is 1e-3; we assert what we achieve plus a small margin.
-  const FIRST_POSITION_TOL = 1.5e-3;
+  // The oracles come from node-llama-cpp's AVX-512 (zen4) build; our kernels follow its numerics (swiglu's
+  // vectorised exp, rms_norm's double sum, ggml_vec_dot_f32's order for rows llama.cpp's sgemm declines,
+  // the 1/S scaling of flash attention). Measured first-position max |Δlogit| over the top 5: 1.9e-6 and
+  // 7.8e-4 (AVX-512), 3.8e-6 and 8.8e-4 (AVX2), 3.8e-6 and 6.3e-4 (baseline). The rest is F16 rounding of
+  // the KV cache and attention accumulator flipping on last-bit differences llama.cpp's own batched and
+  // one-token paths also show (1.4e-3 apart on tom-and-lily).
+  const FIRST_POSITION_TOL = 1e-3;
   const files = ['stories260K.once-upon-a-time.n64.json', 'stories260K.tom-and-lily.n128.json'];
   let model: Model;
   let engine: Engine;

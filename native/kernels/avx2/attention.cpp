@@ -63,7 +63,7 @@ void mad_acc(float * acc, const uint16_t * v, float s, int64_t n) {
 
 // NOTE(attention): the numerics of llama.cpp's CPU flash attention as its AVX2 build runs it (see the
 // reference in kernels/ref/attention.cpp): F16 query, dot products in ggml's lane order, online softmax
-// with S = fma(S, ms, vs), F16 value accumulator updated with FMA before rounding, out = acc / S.
+// with S = fma(S, ms, vs), F16 value accumulator updated with FMA before rounding, out = acc · (1/S).
 // Scores of up to 16 keys are computed before the softmax walks them (they do not depend on its state),
 // which changes no result but lets the dot products overlap.
 void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
@@ -112,11 +112,12 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
             sum = fma1(sum, ms, vs);
         }
     }
-    // Divided, not multiplied by 1/S: node-llama-cpp's logits agree with the division (checked as above).
-    const __m256 vsum = _mm256_set1_ps(sum);
+    // Multiplied by 1/S, as ggml scales its accumulator (ggml_vec_scale_f32 by S_inv).
+    const float inv = 1.0f / sum;
+    const __m256 vinv = _mm256_set1_ps(inv);
     int64_t i = 0;
-    for (; i + 8 <= head_dim; i += 8) _mm256_storeu_ps(out + i, _mm256_div_ps(_mm256_loadu_ps(acc + i), vsum));
-    for (; i < head_dim; ++i) out[i] = acc[i] / sum;
+    for (; i + 8 <= head_dim; i += 8) _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(acc + i), vinv));
+    for (; i < head_dim; ++i) out[i] = acc[i] * inv;
 }
 
 } // namespace tmill::kernels::avx2

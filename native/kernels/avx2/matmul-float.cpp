@@ -2,7 +2,8 @@
 //
 // NOTE(avx2-float): one 8-lane accumulator per (row, token) pair over i in steps of 8, then a
 // horizontal sum, then the n_in % 8 tail added in index order — the same sequence in every tile shape,
-// so results are batch invariant.
+// so results are batch invariant (llama.cpp's prompt-path sgemm order when n_in % 8 == 0). F32 rows whose
+// length is not a multiple of 8 follow ggml_vec_dot_f32 instead (dot_vec_order), as llama.cpp does.
 #include "kernels/avx2/avx2.h"
 #include "kernels/tiling.h"
 
@@ -64,10 +65,38 @@ void tile_float(const char * w, size_t wb, const char * x, size_t xb, int64_t n_
         }
 }
 
+// dot(w, x) in ggml_vec_dot_f32's AVX2 order: 4 accumulators over steps of 32, reduced
+// (s0+s2)+(s1+s3), halves added, two horizontal adds, then the leftovers one by one as F32 FMAs (the
+// compiler contracts ggml's `sumf += x[i]*y[i]`). llama.cpp takes this path for an F32 matmul whose
+// row length is not a multiple of 8 (its tiled sgemm declines those).
+float dot_vec_order(const float * w, const float * x, int64_t n) {
+    const int64_t np = n & ~int64_t(31);
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int64_t i = 0; i < np; i += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), s3);
+    }
+    const __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3));
+    const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    const __m128 pairs = _mm_hadd_ps(halves, halves);
+    __m128 sum = _mm_hadd_ps(pairs, pairs);
+    for (int64_t i = np; i < n; ++i) sum = _mm_fmadd_ss(_mm_set_ss(w[i]), _mm_set_ss(x[i]), sum);
+    return _mm_cvtss_f32(sum);
+}
+
 template <int R, int T>
 struct f32_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        tile_float<load_f32, R, T>(w, wb, x, xb, n, y, ldy);
+        if (n % 8 == 0) {
+            tile_float<load_f32, R, T>(w, wb, x, xb, n, y, ldy);
+            return;
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t)
+                y[t * ldy + r] = dot_vec_order(reinterpret_cast<const float *>(w + size_t(r) * wb),
+                                               reinterpret_cast<const float *>(x + size_t(t) * xb), n);
     }
 };
 template <int R, int T>

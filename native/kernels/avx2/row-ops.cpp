@@ -5,6 +5,9 @@
 
 #include <immintrin.h>
 
+// libm's expf (what llama.cpp's scalar tails call); declared rather than taken from <cmath>, see below.
+extern "C" float expf(float) noexcept;
+
 namespace tmill::kernels::avx2 {
 
 namespace {
@@ -46,20 +49,45 @@ __m256 exp8(__m256 x) {
 
 float exp1(float v) { return _mm256_cvtss_f32(exp8(_mm256_set1_ps(v))); }
 
+// e^x as llama.cpp's AVX2 vectorised expf computes it (ARM optimized-routines constants): n = round(x /
+// ln2) through the 1.5·2^23 shift, b = x - n·ln2 in two parts, a degree-5 polynomial, 2^n built in the
+// exponent bits as k, result k + k·poly; |n| > 126 takes the split-scale path, |n| > 192 saturates.
+// silu uses it so that activations round exactly as node-llama-cpp's AVX2 build rounds them.
+__m256 exp8_llama(__m256 x) {
+    const __m256 shift = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shift);
+    const __m256 n = _mm256_sub_ps(z, shift);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+    const __m256 abs_n = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+    const __m256 needs_split = _mm256_cmp_ps(abs_n, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 hi = _mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f));
+    const __m256 mid = _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f));
+    const __m256 j = _mm256_fmadd_ps(_mm256_fmadd_ps(hi, u, mid), u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+    if (!_mm256_movemask_ps(needs_split)) return _mm256_fmadd_ps(j, k, k);
+    const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                                       _mm256_set1_epi32(int32_t(0x82000000u)));
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+    const __m256 saturate = _mm256_cmp_ps(abs_n, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+    const __m256 split = _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1);
+    const __m256 in_range = _mm256_or_ps(_mm256_and_ps(needs_split, split), _mm256_andnot_ps(needs_split, _mm256_fmadd_ps(k, j, k)));
+    return _mm256_or_ps(_mm256_and_ps(saturate, _mm256_mul_ps(s1, s1)), _mm256_andnot_ps(saturate, in_range));
+}
+
 } // namespace
 
+// NOTE(rmsnorm): llama.cpp's rms_norm sums the F32 squares in double, left to right; the same sum here
+// (a serial double chain: a few µs per row) keeps our normalised activations bitwise equal to its.
 void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) {
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
-        acc = _mm256_fmadd_ps(v, v, acc);
-    }
-    float sum = hsum8(acc);
-    for (; i < n; ++i) sum += x[i] * x[i];
-    const float scale = 1.0f / sqrt1(sum / float(n) + eps);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);
+    const float scale = 1.0f / sqrt1(float(sum / double(n)) + eps);
     const __m256 vs = _mm256_set1_ps(scale);
-    for (i = 0; i + 8 <= n; i += 8)
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
     for (; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
@@ -88,15 +116,16 @@ void softmax(float * x, int64_t n) {
     for (; i < n; ++i) x[i] *= inv;
 }
 
+// llama.cpp's swiglu: full 8-lane groups through exp8_llama, the tail through libm's expf.
 void silu_mul(const float * a, const float * b, float * y, int64_t n) {
     const __m256 one = _mm256_set1_ps(1.0f);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 va = _mm256_loadu_ps(a + i);
-        const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), va));
+        const __m256 e = exp8_llama(_mm256_sub_ps(_mm256_setzero_ps(), va));
         _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(va, _mm256_add_ps(one, e)), _mm256_loadu_ps(b + i)));
     }
-    for (; i < n; ++i) y[i] = a[i] / (1.0f + exp1(-a[i])) * b[i];
+    for (; i < n; ++i) y[i] = a[i] / (1.0f + expf(-a[i])) * b[i];
 }
 
 void add(const float * a, const float * b, float * y, int64_t n) {

@@ -53,7 +53,8 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
         for (int64_t i = 0; i < head_dim; ++i) acc[i] = round_f16(acc[i] + quant::fp16_to_fp32(v[i]) * vs);
         sum = sum * ms + vs;
     }
-    for (int64_t i = 0; i < head_dim; ++i) out[i] = acc[i] / sum;
+    const float inv = 1.0f / sum;   // ggml scales by 1/S rather than dividing
+    for (int64_t i = 0; i < head_dim; ++i) out[i] = acc[i] * inv;
 }
 
 } // namespace tmill::kernels::ref

@@ -9,7 +9,7 @@ namespace tmill::kernels::ref {
 
 void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) {
     double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
+    for (int64_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);   // F32 squares, summed in double (llama.cpp)
     const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
