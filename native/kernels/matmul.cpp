@@ -41,29 +41,35 @@ matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type) {
                 "matmul: unsupported weight type id " + std::to_string(uint32_t(type)));
 }
 
-void matmul(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
-            int64_t n_in, const float * x, int64_t n_tok, float * y, void * scratch, size_t scratch_bytes) {
-    TM_CHECK(n_out >= 1 && n_tok >= 1 && n_in >= 1, invalid_argument, "matmul: empty dimensions");
-    const matmul_rows_fn rows_fn = matmul_rows_for(k, type);
-    const size_t w_row = quant::row_bytes(type, n_in);
+const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_type type, int64_t n_in,
+                            const float * x, int64_t n_tok, void * scratch, size_t scratch_bytes) {
+    TM_CHECK(n_tok >= 1 && n_in >= 1, invalid_argument, "matmul: empty dimensions");
     const ggml_type act = quant::activation_type(type);
-    const size_t x_row = quant::row_bytes(act, n_in);
+    TM_CHECK(n_in % quant::type_block_size(type) == 0, invalid_argument,
+             "matmul: n_in is not a multiple of the weight block size");
     TM_CHECK(scratch_bytes >= matmul_scratch_bytes(type, n_in, n_tok), invalid_argument,
              "matmul: scratch too small");
+    if (act == ggml_type::f32) return x;
+    TM_CHECK(scratch != nullptr, invalid_argument, "matmul: scratch is null");
+    const size_t x_row = quant::row_bytes(act, n_in);
+    char * dst = static_cast<char *>(scratch);
+    auto convert = [&](int64_t t) {
+        if (act == ggml_type::q8_0) k.quantize_q8_0(x + t * n_in, dst + size_t(t) * x_row, n_in);
+        else quant::quantize_row(act, x + t * n_in, dst + size_t(t) * x_row, n_in);
+    };
+    if (n_tok == 1) convert(0);
+    else pool.parallel_for(n_tok, convert);
+    return scratch;
+}
 
-    const void * xa = x;
-    if (act != ggml_type::f32) {
-        TM_CHECK(scratch != nullptr, invalid_argument, "matmul: scratch is null");
-        char * dst = static_cast<char *>(scratch);
-        auto convert = [&](int64_t t) {
-            if (act == ggml_type::q8_0) k.quantize_q8_0(x + t * n_in, dst + size_t(t) * x_row, n_in);
-            else quant::quantize_row(act, x + t * n_in, dst + size_t(t) * x_row, n_in);
-        };
-        if (n_tok == 1) convert(0);
-        else pool.parallel_for(n_tok, convert);
-        xa = scratch;
-    }
-
+void matmul_prepared(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
+                     int64_t n_in, const void * xa, int64_t n_tok, float * y) {
+    TM_CHECK(n_out >= 1 && n_tok >= 1 && n_in >= 1, invalid_argument, "matmul: empty dimensions");
+    TM_CHECK(n_in % quant::type_block_size(type) == 0, invalid_argument,
+             "matmul: n_in is not a multiple of the weight block size");
+    const matmul_rows_fn rows_fn = matmul_rows_for(k, type);
+    const size_t w_row = quant::row_bytes(type, n_in);
+    const size_t x_row = quant::row_bytes(quant::activation_type(type), n_in);
     const int64_t chunk = rows_per_task(n_out, pool.n_threads(), n_tok);
     const int64_t n_tasks = (n_out + chunk - 1) / chunk;
     pool.parallel_for(n_tasks, [&](int64_t task) {
@@ -71,6 +77,14 @@ void matmul(thread_pool & pool, const kernel_table & k, ggml_type type, const vo
         const int64_t r1 = r0 + chunk < n_out ? r0 + chunk : n_out;
         rows_fn(w, w_row, xa, x_row, n_tok, n_in, r0, r1, y, n_out);
     });
+}
+
+void matmul(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
+            int64_t n_in, const float * x, int64_t n_tok, float * y, void * scratch, size_t scratch_bytes) {
+    TM_CHECK(n_out >= 1, invalid_argument, "matmul: empty dimensions");
+    matmul_rows_for(k, type);   // an unsupported type throws before any work
+    const void * xa = matmul_prepare(pool, k, type, n_in, x, n_tok, scratch, scratch_bytes);
+    matmul_prepared(pool, k, type, w, n_out, n_in, xa, n_tok, y);
 }
 
 } // namespace tmill::kernels

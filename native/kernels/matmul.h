@@ -28,4 +28,14 @@ matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type);
 void matmul(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
             int64_t n_in, const float * x, int64_t n_tok, float * y, void * scratch, size_t scratch_bytes);
 
+// matmul in two steps, so several weights that read the same x convert its rows once:
+// matmul_prepare returns the rows the kernels read — x itself for F32 weights, else x converted into
+// scratch for quant::activation_type(type) — and matmul_prepared multiplies them by any weight whose
+// activation type and n_in are the same. matmul() is exactly these two calls. Preconditions as matmul's
+// (checked); the prepared rows stay valid until scratch is overwritten.
+const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_type type, int64_t n_in,
+                            const float * x, int64_t n_tok, void * scratch, size_t scratch_bytes);
+void matmul_prepared(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
+                     int64_t n_in, const void * xa, int64_t n_tok, float * y);
+
 } // namespace tmill::kernels

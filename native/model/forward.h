@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/thread-pool.h"
@@ -56,6 +58,9 @@ public:
 private:
     void attention(uint32_t layer, const forward_batch & batch);
     void matmul(const weight & w, const float * x, int64_t n, float * y);   // y (n, w.n_rows) = x · wᵀ
+    // y_i (n, w_i.n_rows) = x · w_iᵀ for weights reading the same x (q/k/v, gate/up): x's rows are
+    // converted for the kernels once per run of weights with the same activation type and width.
+    void matmul_same_x(std::initializer_list<std::pair<const weight *, float *>> wy, const float * x, int64_t n);
 
     std::shared_ptr<const model> model_;
     const hparams & hp_;
@@ -75,7 +80,7 @@ private:
     std::vector<float> proj_;     // (max_tokens, n_embd) output of attn_output / ffn_down
     std::vector<float> gate_;     // (max_tokens, n_ff)
     std::vector<float> up_;       // (max_tokens, n_ff)
-    std::vector<float> vacc_;     // (n_threads, 2, head_dim) per worker: attend_f16's scratch (accumulator, F16 query)
+    std::vector<float> vacc_;     // (k_attn_tasks, 2, head_dim) per attention task: attend_f16's scratch (accumulator, F16 query)
     std::vector<float> out_h_;    // (max_outputs, n_embd) final-normed rows that produce logits
     int32_t n_outputs_ = 0;       // output rows held in out_h_ by the last run()
     std::vector<uint8_t> mm_scratch_;  // matmul's converted activation rows

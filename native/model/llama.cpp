@@ -27,11 +27,31 @@ void add_bias(float * y, const weight & b, int64_t n_rows) {
 
 const float * f32(const weight & w) { return reinterpret_cast<const float *>(w.data); }
 
+// Attention tasks per layer: (token, head) pairs are cut into this many ranges of about equal cost,
+// claimed dynamically by the workers, so neither the causal triangle (later tokens attend to more keys)
+// nor a core slowed by another process leaves a worker idle.
+constexpr int64_t k_attn_tasks = 64;
+// A pair's cost in key visits: its context length plus this fixed part (query rounding, output).
+constexpr int64_t k_attn_pair_overhead = 8;
 
 } // namespace
 
 void llama_forward::matmul(const weight & w, const float * x, int64_t n, float * y) {
     kernels::matmul(pool_, kt_, w.type, w.data, w.n_rows, w.n_cols, x, n, y, mm_scratch_.data(), mm_scratch_.size());
+}
+
+void llama_forward::matmul_same_x(std::initializer_list<std::pair<const weight *, float *>> wy, const float * x, int64_t n) {
+    const void * xa = nullptr;   // x's rows as converted for the previous weight
+    ggml_type act = ggml_type::f32;
+    int64_t n_in = 0;
+    for (const auto & [w, y] : wy) {
+        if (xa == nullptr || quant::activation_type(w->type) != act || w->n_cols != n_in) {
+            xa = kernels::matmul_prepare(pool_, kt_, w->type, w->n_cols, x, n, mm_scratch_.data(), mm_scratch_.size());
+            act = quant::activation_type(w->type);
+            n_in = w->n_cols;
+        }
+        kernels::matmul_prepared(pool_, kt_, w->type, w->data, w->n_rows, w->n_cols, xa, n, y);
+    }
 }
 
 llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, thread_pool & pool, const forward_limits & limits)
@@ -49,7 +69,7 @@ llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, th
     proj_.resize(t * hp_.n_embd);
     gate_.resize(t * hp_.n_ff);
     up_.resize(t * hp_.n_ff);
-    vacc_.resize(size_t(pool_.n_threads()) * 2 * hp_.head_dim);
+    vacc_.resize(size_t(k_attn_tasks) * 2 * hp_.head_dim);
     out_h_.resize(size_t(limits_.max_outputs) * hp_.n_embd);
 
     // Matmul scratch: activation rows converted for the widest (type, n_in) this model multiplies.
@@ -84,9 +104,7 @@ void llama_forward::run(const forward_batch & batch) {
         for (int64_t t = 0; t < n; ++t) {
             kt_.rmsnorm(x_.data() + t * n_embd, f32(L.attn_norm), h_.data() + t * n_embd, n_embd, hp_.rms_eps);
         }
-        matmul(L.wq, h_.data(), n, q_.data());
-        matmul(L.wk, h_.data(), n, k_cur_.data());
-        matmul(L.wv, h_.data(), n, v_cur_.data());
+        matmul_same_x({{&L.wq, q_.data()}, {&L.wk, k_cur_.data()}, {&L.wv, v_cur_.data()}}, h_.data(), n);
         if (L.bq.present()) add_bias(q_.data(), L.bq, n);
         if (L.bk.present()) add_bias(k_cur_.data(), L.bk, n);
         if (L.bv.present()) add_bias(v_cur_.data(), L.bv, n);
@@ -116,8 +134,7 @@ void llama_forward::run(const forward_batch & batch) {
         for (int64_t t = 0; t < n; ++t) {
             kt_.rmsnorm(x_.data() + t * n_embd, f32(L.ffn_norm), h_.data() + t * n_embd, n_embd, hp_.rms_eps);
         }
-        matmul(L.w_gate, h_.data(), n, gate_.data());
-        matmul(L.w_up, h_.data(), n, up_.data());
+        matmul_same_x({{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}}, h_.data(), n);
         kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n * int64_t(hp_.n_ff));
         matmul(L.w_down, gate_.data(), n, proj_.data());
         kt_.add(x_.data(), proj_.data(), x_.data(), n * n_embd);
@@ -137,28 +154,44 @@ void llama_forward::logits(int32_t first, int32_t count, float * out) {
 }
 
 // Paged causal attention: token t of sequence s at position p attends to positions 0..p of s.
-// Work is split into one contiguous range of (token, head) pairs per worker, each with its own scratch.
+// Work is cut into k_attn_tasks contiguous ranges of (token, head) pairs of about equal cost, each
+// task with its own scratch.
 void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
     const int64_t hd = hp_.head_dim;
     const int64_t n_q = int64_t(hp_.n_head) * hd;
     const int64_t group = hp_.n_head / hp_.n_head_kv;
-    const int64_t n_pairs = int64_t(batch.n_tokens) * hp_.n_head;
-    const int64_t n_workers = pool_.n_threads();
+    const int64_t n_head = hp_.n_head;
     const float scale = 1.0f / std::sqrt(float(hd));
 
     // NOTE(attention): llama.cpp's CPU flash-attention numerics (F16 query, online softmax, F16 value
     // accumulator), so logits match node-llama-cpp's to ~1e-3; the kernel (kernel_table::attend_f16)
-    // documents them. Each (token, head) pair is computed whole by one worker over its own sequence's
-    // keys in order, so results do not depend on the batch or the thread count.
+    // documents them. Each (token, head) pair is computed whole by one task over its own sequence's
+    // keys in order, so results do not depend on the batch, the task split or the thread count.
     const size_t slot_stride = size_t(kv_.row_elems());                      // one (n_head_kv, head_dim) row
     const size_t block_stride = size_t(k_kv_block_size) * slot_stride;
     const uint16_t * k_layer = kv_.k_row(layer, 0, 0);   // (n_blocks, block_size, n_head_kv, head_dim) F16
     const uint16_t * v_layer = kv_.v_row(layer, 0, 0);   // (n_blocks, block_size, n_head_kv, head_dim) F16
-    pool_.parallel_for(n_workers, [&](int64_t worker) {
-        float * scratch = vacc_.data() + worker * 2 * hd;   // (2, head_dim) this worker's kernel scratch
-        const int64_t begin = n_pairs * worker / n_workers, end = n_pairs * (worker + 1) / n_workers;
-        for (int64_t pair = begin; pair < end; ++pair) {
-            const int64_t t = pair / hp_.n_head, h = pair % hp_.n_head;
+
+    // Task c takes the pairs whose cumulative cost starts in [total * c / k_attn_tasks, total * (c + 1) /
+    // k_attn_tasks); a token's heads cost the same, so the boundaries are found per token.
+    int64_t total = 0;
+    for (int32_t t = 0; t < batch.n_tokens; ++t) total += n_head * (int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead);
+    int64_t bounds[k_attn_tasks + 1];   // (k_attn_tasks + 1) first pair of each task, then n_pairs
+    {
+        int64_t cum = 0, c = 0;
+        for (int32_t t = 0; t < batch.n_tokens; ++t) {
+            const int64_t cost = int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead;
+            for (int64_t h = 0; h < n_head; ++h, cum += cost) {
+                // pair (t, h) starts at cum; tasks whose share starts at or before it begin no later.
+                while (c <= k_attn_tasks - 1 && total * c <= cum * k_attn_tasks) bounds[c++] = int64_t(t) * n_head + h;
+            }
+        }
+        for (; c <= k_attn_tasks; ++c) bounds[c] = int64_t(batch.n_tokens) * n_head;
+    }
+    pool_.parallel_for(k_attn_tasks, [&](int64_t task) {
+        float * scratch = vacc_.data() + task * 2 * hd;   // (2, head_dim) this task's kernel scratch
+        for (int64_t pair = bounds[task]; pair < bounds[task + 1]; ++pair) {
+            const int64_t t = pair / n_head, h = pair % n_head;
             const seq_blocks & s = batch.seqs[batch.seq_index[t]];
             const int64_t kv_off = (h / group) * hd;
             kt_.attend_f16(q_.data() + t * n_q + h * hd, hd, scale, batch.positions[t] + 1, s.table, k_kv_block_size,
