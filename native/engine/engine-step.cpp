@@ -258,6 +258,12 @@ void engine_impl::step() {
         rec.stop_string = stop.stop_string;
         rec.stop_token = stop.stop_token;
         if (reason == engine_finish::none && int32_t(ch.output.size()) >= a.max_tokens) reason = engine_finish::length;
+        if (const char * why = ch.smp->failure()) {
+            // A grammar that cannot go on: the sampler allowed only EOS; report why instead of a stop.
+            reason = engine_finish::error;
+            rec.error_code = "grammar_invalid";
+            rec.error_message = why;
+        }
         if (reason != engine_finish::none) {
             if (finish_choice(a, rec.seq, reason, rec)) {
                 scheduler_.finish_request(rec.id);

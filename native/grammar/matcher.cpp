@@ -248,6 +248,7 @@ bool matcher::is_complete() const { return !cur_.empty() && cur_.back() == -1 &&
 int32_t matcher::fill_mask(uint8_t * allowed) {
     if (!trie_) return 0;
     std::memset(allowed, 0, size_t(trie_->n_vocab()));
+    mask_overflowed_ = false;
     if (overflowed_) return 0;
     out_.clear();
     level & top = levels_[0];
@@ -341,6 +342,7 @@ int32_t matcher::fill_mask(uint8_t * allowed) {
                 set_len = out_.size() - set_start_;
             }
             if (!live) {
+                mask_overflowed_ = mask_overflowed_ || overflow_now_;
                 i = nd.end;
                 continue;
             }

@@ -56,6 +56,9 @@ public:
     bool is_complete() const;
     // An accept pushed the stack count past k_max_stacks; the matcher rejects everything after that.
     bool overflowed() const { return overflowed_; }
+    // The last fill_mask() met a token whose bytes would need more than k_max_stacks stacks (that token
+    // was left out of the mask).
+    bool mask_overflowed() const { return mask_overflowed_; }
     int32_t n_stacks() const { return int32_t(cur_.size()); }
 
 private:
@@ -100,6 +103,7 @@ private:
     bool started_ = false;           // a non-empty piece was accepted (SPM first-space rule)
     bool overflowed_ = false;
     bool overflow_now_ = false;      // set by push() when the set being built passes k_max_stacks
+    bool mask_overflowed_ = false;
 
     // scratch, reused (no allocation once warm)
     std::vector<int32_t> out_;       // stack sets of every depth on the current trie path, back to back

@@ -17,8 +17,9 @@ namespace {
 // state always equals the sequence's output — a preempted sequence keeps its sampler and resumes with
 // the same state, since recompute re-evaluates tokens without sampling them again. Not
 // argmax-invariant: greedy requests keep it.
-// If the grammar leaves no token and cannot end (a character no token can spell, or the matcher
-// passed k_max_stacks), EOS is allowed anyway so the sequence stops instead of leaving the grammar.
+// If the grammar leaves no token and cannot end (a character no token can spell), or following it
+// would pass k_max_stacks, only EOS is allowed from then on and failure() says why: the engine ends the
+// sequence with an error (code grammar_invalid) instead of leaving the grammar or growing without bound.
 class grammar_mask_processor final : public logits_processor {
 public:
     grammar_mask_processor(std::shared_ptr<const grammar::compiled_grammar> g, std::vector<int32_t> eos, int32_t n_vocab)
@@ -31,24 +32,39 @@ public:
     void apply(float * row, const token_history &, sampler_workspace & ws) override {
         for (size_t k = 0; k < eos_.size(); ++k) saved_[k] = row[eos_[k]];
         const int32_t n_allowed = matcher_.fill_mask(allowed_.data());
+        const bool can_end = matcher_.can_end();
+        if (failure_ == nullptr) {
+            if (matcher_.overflowed() || matcher_.mask_overflowed()) {
+                failure_ = "grammar: too ambiguous to follow (a token would need more than 2048 parse stacks)";
+            } else if (n_allowed == 0 && !can_end) {
+                failure_ = "grammar: no token of the vocabulary can continue the text";
+            }
+        }
         const float ninf = -std::numeric_limits<float>::infinity();
-        const uint8_t * a = allowed_.data();
-        for (int32_t i = 0; i < ws.n_vocab; ++i) row[i] = a[i] ? row[i] : ninf;
-        if (matcher_.can_end() || n_allowed == 0) {
+        if (failure_ != nullptr) {
+            std::fill(row, row + ws.n_vocab, ninf);   // only EOS: the engine ends the sequence with the failure
+        } else {
+            const uint8_t * a = allowed_.data();
+            for (int32_t i = 0; i < ws.n_vocab; ++i) row[i] = a[i] ? row[i] : ninf;
+        }
+        if (can_end || failure_ != nullptr) {
             for (size_t k = 0; k < eos_.size(); ++k) row[eos_[k]] = saved_[k];
         }
     }
 
     void accept(int32_t token) override {
         if (std::find(eos_.begin(), eos_.end(), token) != eos_.end()) return;
-        matcher_.accept_token(token);   // false only after the EOS fallback above; the sequence then ends
+        if (!matcher_.accept_token(token) && failure_ == nullptr) failure_ = "grammar: the sampled token does not continue the text";
     }
+
+    const char * failure() const override { return failure_; }
 
 private:
     grammar::matcher matcher_;
     std::vector<int32_t> eos_;       // (n_eos) end-of-generation ids, allowed when the grammar can end
     std::vector<uint8_t> allowed_;   // (n_vocab) this step's mask; tokens past the vocab stay 0
     std::vector<float> saved_;       // (n_eos) EOS logits while the row is masked
+    const char * failure_ = nullptr; // why this sequence cannot follow the grammar any more
 };
 
 } // namespace

@@ -67,6 +67,9 @@ public:
     virtual void apply(float * row, const token_history & history, sampler_workspace & ws) = 0;
     // Called once the token for this step is chosen.
     virtual void accept(int32_t token) { (void)token; }
+    // Non-null once the processor can no longer do its job for this sequence (a grammar too ambiguous
+    // or impossible to continue); the engine then ends the sequence with an error carrying this message.
+    virtual const char * failure() const { return nullptr; }
 };
 
 using processor_ptr = std::unique_ptr<logits_processor>;

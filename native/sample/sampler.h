@@ -41,6 +41,11 @@ public:
     bool logprobs() const { return logprobs_; }
     int32_t n_top() const { return (int32_t)top_.size(); }
     uint64_t seed() const { return seed_; }
+    // The first processor failure (see logits_processor::failure), or null.
+    const char * failure() const {
+        for (const auto & x : chain_) if (const char * f = x->failure()) return f;
+        return nullptr;
+    }
     const std::vector<processor_ptr> & chain() const { return chain_; }
 
 private:

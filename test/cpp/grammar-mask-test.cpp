@@ -210,3 +210,45 @@ TM_TEST("grammar: sampler with a grammar mask only produces grammar text, then E
     }
     CHECK_EQ(n_done, 6);
 }
+
+TM_TEST("grammar: a grammar too ambiguous to follow fails the sequence with a reason, allowing only EOS") {
+    auto v = tok_test::load_vocab("llama-spm");
+    const int32_t n_vocab = v->n_tokens();
+    tmill::sampler_workspace ws(n_vocab);
+    std::vector<float> row((size_t)n_vocab);
+    tmill::sampling_params p;
+    p.temperature = 0.0f;
+    p.eos_token_ids = v->eog_ids();
+    // Every "a" opens a level closed by p or q: 2^k distinct stacks after k letters.
+    p.grammar = compile_grammar("root ::= s\ns ::= \"a\" s p | \"a\" s q | \"a\"\np ::= \"b\"?\nq ::= \"c\"?", v);
+    tmill::request_shape shape;
+    shape.n_vocab = n_vocab;
+    shape.max_output = 100;
+    tmill::sampler smp(p, shape);
+    const int32_t a = v->text_to_token("a");
+    CHECK(a >= 0);
+    std::vector<int32_t> out;
+    int32_t steps = 0;
+    for (; steps < 40 && smp.failure() == nullptr; ++steps) {
+        std::fill(row.begin(), row.end(), 0.0f);
+        row[(size_t)a] = 10.0f;                 // the "model" wants more "a"s
+        row[(size_t)v->eos()] = 5.0f;
+        tmill::token_history h;
+        const tmill::sample_result r = smp.sample(row.data(), h, ws);
+        if (smp.failure() != nullptr) {
+            CHECK_EQ(r.token, v->eos());        // only EOS was left
+            break;
+        }
+        CHECK_EQ(r.token, a);
+        out.push_back(r.token);
+    }
+    CHECK(smp.failure() != nullptr);
+    CHECK(std::string(smp.failure() ? smp.failure() : "").find("too ambiguous") != std::string::npos);
+    // 2^11 = 2048 stacks: it fails once some token (runs of "a" are tokens too) would pass the cap.
+    CHECK(out.size() >= 2 && out.size() <= 11);
+    std::printf("  ambiguous grammar failed after %d letters\n", (int)out.size());
+    // Without a grammar nothing fails.
+    tmill::sampling_params plain;
+    tmill::sampler free(plain, shape);
+    CHECK(free.failure() == nullptr);
+}

@@ -155,6 +155,20 @@ describe('grammar-constrained generation', () => {
     }
   });
 
+  it('a grammar too ambiguous to follow ends the choice with an error, not a hang', async () => {
+    // Every "a" opens a level closed by p or q: 2^k distinct parse stacks after k letters.
+    const grammar = Grammar.compile(model, 'root ::= s\ns ::= "a" s p | "a" s q | "a"\np ::= "b"?\nq ::= "c"?');
+    let a = -1;
+    for (let id = 0; id < model.info.vocabSize && a < 0; id++) if (model.tokenPiece(id) === 'a') a = id;
+    expect(a).toBeGreaterThanOrEqual(0);
+    const [c] = await run(engine, { promptTokens: prompt, maxTokens: 60, temperature: 0, logitBias: { [a]: 100 }, grammar });
+    expect(c!.finishReason).toBe('error');
+    const last = c!.events[c!.events.length - 1]!;
+    expect(last.error?.code).toBe('grammar_invalid');
+    expect(last.error?.message).toMatch(/too ambiguous/);
+    expect(c!.text).toMatch(/^a{1,11}$/);
+  });
+
   it('compile errors reach JS with code grammar_invalid and the position', () => {
     const cases: [string, number, number, RegExp][] = [
       ['root ::= foo', 1, 10, /undefined rule 'foo'/],
