@@ -21,7 +21,7 @@ import { formatPromptLogprobs } from './logprobs.js';
 import type { SampledLogprob } from './logprobs.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, PromptLogprobEntry } from './protocol.js';
 import { rejectNonTextParts } from './content-parts.js';
-import { fitPrompt, rejectUnsupported, requestSeed, samplingFields } from './to-engine.js';
+import { fitPrompt, requestSeed, samplingFields, structuredGrammar } from './to-engine.js';
 import { validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
@@ -52,7 +52,7 @@ export type ChatStreamItem = ChatCompletionChunk | ChatStreamErrorEvent;
 
 /** The parts of the core engine and the model the pipeline uses (tests substitute scripted ones). */
 export type ChatCore = Pick<CoreEngine, 'generate' | 'maxModelLen'>;
-export type ChatModel = Pick<Model, 'info' | 'tokenize' | 'tokenPiece'>;
+export type ChatModel = Pick<Model, 'info' | 'tokenize' | 'tokenPiece'> & Partial<Pick<Model, 'compileGrammar'>>;
 
 /** What the pipeline needs from the engine that runs it. */
 export interface ChatContext {
@@ -89,7 +89,7 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
   if (r.model != null && r.model !== ctx.servedModelName) {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });
   }
-  rejectUnsupported(r);
+  const grammarText = structuredGrammar(r);
   rejectNonTextParts(r.messages);
   if (r.priority !== 0 && ctx.schedulingPolicy !== 'priority') {
     throw new InvalidArgumentError(`Got priority ${r.priority} but Priority scheduling is not enabled.`, 'invalid_argument', 400, { param: 'priority' });
@@ -117,6 +117,13 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
   const promptTokens = fitPrompt(tokenized, r, ctx.core.maxModelLen);
   const tokenizer = { vocabSize: info.vocabSize, tokenize: (t: string, o: { addSpecial: boolean; parseSpecial: boolean }) => ctx.model.tokenize(t, o) };
   const generate = samplingFields(r, tokenizer);
+  if (grammarText !== undefined) {
+    if (!ctx.model.compileGrammar) {
+      throw new InvalidArgumentError('structured outputs are not available for this model.', 'invalid_argument', 400, { param: 'structured_outputs' });
+    }
+    // A grammar the native compiler rejects (structured_outputs.grammar) is a 400 GrammarError.
+    generate.grammar = ctx.model.compileGrammar(grammarText);
+  }
   const role = responseRole(r.messages, r.add_generation_prompt, ctx.responseRole);
   const toolParser = ctx.toolCallParser ?? detectToolParser(template);
   const reasoningParser = ctx.reasoningParser ?? detectReasoningParser(template);

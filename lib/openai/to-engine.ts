@@ -6,6 +6,7 @@
 // leaves no room for one output token, or a field it would have to interpret in OpenAI terms.
 import { InvalidArgumentError } from '../engine/errors.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
+import { toGrammar } from '../structured/index.js';
 import type { ChatRequest } from './validate.js';
 
 /** What the mapping needs from a model. */
@@ -18,12 +19,12 @@ function badRequest(message: string, param: string | null = null): never {
   throw new InvalidArgumentError(message, 'invalid_argument', 400, { param });
 }
 
-/** Features the engine does not run yet: a clear 400 instead of silently ignoring them. */
-export function rejectUnsupported(r: ChatRequest): void {
-  if (r.structured_outputs != null) badRequest('structured_outputs is not supported yet.', 'structured_outputs');
-  if (r.response_format != null && r.response_format.type !== 'text') {
-    badRequest(`response_format of type '${r.response_format.type}' is not supported yet.`, 'response_format');
-  }
+/**
+ * The grammar text constraining the output (structured_outputs / response_format, vLLM's rules via
+ * lib/structured), or undefined for free text. Throws 400s naming the offending field.
+ */
+export function structuredGrammar(r: ChatRequest): string | undefined {
+  return toGrammar({ structured_outputs: r.structured_outputs, response_format: r.response_format });
 }
 
 /** The requested output cap: max_completion_tokens wins over max_tokens; 0 = not given. */

@@ -257,15 +257,15 @@ describe('engine.chat errors', () => {
     expect(ok.model).toBe('stories260K');
   });
 
-  test('400 for context overflow, features not supported yet, and out-of-vocab ids', async () => {
+  test('400 for context overflow, bad structured outputs, and out-of-vocab ids', async () => {
     const ctx = (await thrown(engine.chat(req({ max_completion_tokens: engine.maxModelLen - 2 })))) as TokenmillError;
     expect(ctx.status).toBe(400);
     expect(ctx.message).toBe(`You passed 5 input tokens and requested ${engine.maxModelLen - 2} output tokens. However, the model's context length is only ${engine.maxModelLen} tokens, resulting in a maximum input length of 2 tokens. Please reduce the length of the input prompt.`);
     const big = (await thrown(engine.chat(req({ max_tokens: engine.maxModelLen + 1, max_completion_tokens: null })))) as TokenmillError;
     expect(big.message).toBe(`max_tokens=${engine.maxModelLen + 1} cannot be greater than max_model_len=${engine.maxModelLen}.`);
     for (const [body, text] of [
-      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, "response_format of type 'json_schema' is not supported yet."],
-      [{ structured_outputs: { regex: 'a+' } }, 'structured_outputs is not supported yet.'],
+      [{ response_format: { type: 'structural_tag' } }, "response_format type 'structural_tag' is not supported."],
+      [{ structured_outputs: { grammar: 'root ::= "a" b' } }, "grammar: undefined rule 'b' at line 1, column 14"],
       [{ stop_token_ids: [100000] }, 'token_id(s) [100000] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: 512'],
       [{ allowed_token_ids: [5, 512] }, 'allowed_token_ids contains out-of-vocab token id!'],
     ] as const) {
@@ -279,5 +279,40 @@ describe('engine.chat errors', () => {
     const r = await engine.chat(req({ truncate_prompt_tokens: 2, return_token_ids: true, max_completion_tokens: 1 }));
     expect(r.prompt_token_ids).toEqual(oracle.promptTokens.slice(-2));
     expect(r.usage.prompt_tokens).toBe(2);
+  });
+});
+
+describe('structured outputs', () => {
+  const content = (r: { choices: { message: { content: string | null } }[] }, i = 0): string => r.choices[i]!.message.content ?? '';
+
+  test('choice: every choice is one of the options and stops', async () => {
+    const r = await engine.chat(req({ structured_outputs: { choice: ['red', 'green', 'blue'] }, n: 3, temperature: 1, seed: 4 }));
+    for (let i = 0; i < 3; i++) {
+      expect(['red', 'green', 'blue']).toContain(content(r, i));
+      expect(r.choices[i]!.finish_reason).toBe('stop');
+    }
+  });
+
+  test('regex and a JSON schema constrain the text; greedy and sampled', async () => {
+    const rx = await engine.chat(req({ structured_outputs: { regex: '[a-c]{3}-[0-9]{2}' }, temperature: 1, seed: 9 }));
+    expect(content(rx)).toMatch(/^[a-c]{3}-[0-9]{2}$/);
+    const schema = { type: 'object', properties: { ok: { type: 'boolean' }, n: { type: 'integer', minimum: 0, maximum: 99 } }, required: ['ok', 'n'], additionalProperties: false };
+    for (const temperature of [0, 1]) {
+      const r = await engine.chat(req({ structured_outputs: { json: schema, disable_any_whitespace: true }, temperature, seed: 2 }));
+      expect(r.choices[0]!.finish_reason).toBe('stop');
+      const value = JSON.parse(content(r)) as { ok: unknown; n: unknown };
+      expect(typeof value.ok).toBe('boolean');
+      expect(Number.isInteger(value.n)).toBe(true);
+    }
+    const rf = await engine.chat(req({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } }, max_completion_tokens: 200, seed: 3, temperature: 1 }));
+    if (rf.choices[0]!.finish_reason === 'stop') expect(Object.keys(JSON.parse(content(rf)) as object).sort()).toEqual(['n', 'ok']);
+    else expect(content(rf).trimStart().startsWith('{')).toBe(true);
+  });
+
+  test('a grammar the compiler rejects is a 400 with code grammar_invalid', async () => {
+    const e = (await thrown(engine.chat(req({ structured_outputs: { grammar: 'root ::= [z-a]' } })))) as TokenmillError;
+    expect(e.status).toBe(400);
+    expect(e.code).toBe('grammar_invalid');
+    expect(e.message).toBe('grammar: character range is reversed at line 1, column 11');
   });
 });

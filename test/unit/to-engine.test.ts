@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { InvalidArgumentError } from '../../lib/engine/errors.js';
 import {
-  badWordsTokenIds, fitPrompt, rejectUnsupported, requestSeed, requestedMaxTokens, samplingFields,
+  badWordsTokenIds, fitPrompt, requestSeed, requestedMaxTokens, samplingFields, structuredGrammar,
   type TokenizerView,
 } from '../../lib/openai/to-engine.js';
 import { parseChatRequest } from '../../lib/openai/validate.js';
@@ -116,11 +116,16 @@ describe('fitPrompt', () => {
   });
 });
 
-describe('rejectUnsupported and requestSeed', () => {
-  test('features the engine lacks are 400 "not supported yet"; text response_format passes', () => {
-    expect(() => rejectUnsupported(chat({ use_beam_search: true, n: 12 }))).not.toThrow();
-    expect(error400(() => rejectUnsupported(chat({ response_format: { type: 'json_object' } }))).message).toBe("response_format of type 'json_object' is not supported yet.");
-    expect(() => rejectUnsupported(chat({ response_format: { type: 'text' }, repetition_detection: { max_pattern_size: 2, min_count: 2 } }))).not.toThrow();
+describe('structuredGrammar and requestSeed', () => {
+  test('structured outputs and response_format become grammar text; free text has none', () => {
+    expect(structuredGrammar(chat({ use_beam_search: true, n: 12 }))).toBeUndefined();
+    expect(structuredGrammar(chat({ response_format: { type: 'text' }, repetition_detection: { max_pattern_size: 2, min_count: 2 } }))).toBeUndefined();
+    expect(structuredGrammar(chat({ response_format: { type: 'json_object' } }))).toMatch(/^root ::= object$/m);
+    expect(structuredGrammar(chat({ structured_outputs: { choice: ['yes', 'no'] } }))).toBe('root ::= "yes" | "no"\n');
+    expect(structuredGrammar(chat({ structured_outputs: { grammar: 'root ::= "a"' } }))).toMatch(/^root ::= "a"\n?$/);
+    const tag = error400(() => structuredGrammar(chat({ response_format: { type: 'structural_tag' } })));
+    expect(tag.message).toBe("response_format type 'structural_tag' is not supported.");
+    expect(tag.param).toBe('response_format');
   });
 
   test('one seed for the request (the engine derives each choice stream); -1 and null mean none', () => {
