@@ -33,6 +33,10 @@ void engine_impl::admit(engine_request && request) {
                  " in the messages, " + std::to_string(std::max(request.max_tokens, 0)) +
                  " in the completion). Please reduce the length of the messages or completion.");
         validate_repetition_params(request.repetition);
+        // Beam search ranks raw log-softmax candidates without the sampler chain, so a grammar would be
+        // silently ignored: refuse it instead.
+        TM_CHECK(!(request.use_beam_search && request.sampling.grammar), invalid_argument,
+                 "structured outputs (a grammar) cannot be combined with beam search");
         const int32_t max_prompt_top = params_.max_logprobs == -1 ? n_vocab : params_.max_logprobs;
         TM_CHECK(request.prompt_logprobs >= -1 && request.prompt_logprobs <= max_prompt_top, invalid_argument,
                  "Requested prompt logprobs of " + std::to_string(request.prompt_logprobs) +
@@ -258,6 +262,12 @@ void engine_impl::step() {
         rec.stop_string = stop.stop_string;
         rec.stop_token = stop.stop_token;
         if (reason == engine_finish::none && int32_t(ch.output.size()) >= a.max_tokens) reason = engine_finish::length;
+        if (const char * why = ch.smp->failure()) {
+            // A grammar that cannot go on: the sampler allowed only EOS; report why instead of a stop.
+            reason = engine_finish::error;
+            rec.error_code = "grammar_invalid";
+            rec.error_message = why;
+        }
         if (const char * why = ch.smp->failure()) {
             // A grammar that cannot go on: the sampler allowed only EOS; report why instead of a stop.
             reason = engine_finish::error;

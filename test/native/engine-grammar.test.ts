@@ -169,6 +169,15 @@ describe('grammar-constrained generation', () => {
     expect(c!.text).toMatch(/^a{1,11}$/);
   });
 
+  it('beam search refuses a grammar instead of ignoring it', async () => {
+    const grammar = Grammar.compile(model, yesNo);
+    const [c] = await run(engine, { promptTokens: prompt, n: 2, useBeamSearch: true, maxTokens: 8, grammar });
+    expect(c!.finishReason).toBe('error');
+    const last = c!.events[c!.events.length - 1]!;
+    expect(last.error?.code).toBe('invalid_argument');
+    expect(last.error?.message).toBe('structured outputs (a grammar) cannot be combined with beam search');
+  });
+
   it('compile errors reach JS with code grammar_invalid and the position', () => {
     const cases: [string, number, number, RegExp][] = [
       ['root ::= foo', 1, 10, /undefined rule 'foo'/],
