@@ -268,12 +268,6 @@ void engine_impl::step() {
             rec.error_code = "grammar_invalid";
             rec.error_message = why;
         }
-        if (const char * why = ch.smp->failure()) {
-            // A grammar that cannot go on: the sampler allowed only EOS; report why instead of a stop.
-            reason = engine_finish::error;
-            rec.error_code = "grammar_invalid";
-            rec.error_message = why;
-        }
         if (reason != engine_finish::none) {
             if (finish_choice(a, rec.seq, reason, rec)) {
                 scheduler_.finish_request(rec.id);
