@@ -9,19 +9,17 @@
 namespace tmill::kernels {
 namespace {
 
-// Walks tokens in groups of 4 (then the 1-3 left) and, for each group, rows in tiles of R_ONE rows
-// (single token) or R_MANY rows (several tokens), then single rows. K<R, T>::fn(w, wb, x, xb, n_in,
-// y, ldy) computes an R x T tile with w at its first row, x at its first token, y at y[t0][r0].
+// Walks tokens [t0, t1) in groups of 4 (then the 1-3 left) and, for each group, rows [r0, r1) in tiles
+// of R_ONE rows (single token) or R_MANY rows (several tokens), then single rows. K<R, T>::fn(w, wb, x,
+// xb, n_in, y, ldy) computes an R x T tile with w at its first row, x at its first token, y at y[t][r].
 // A kernel must compute each (row, token) pair identically in every tile shape (batch invariance).
 template <template <int, int> class K, int R_ONE, int R_MANY>
-void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-               int64_t r1, float * y, int64_t ldy) {
-    const char * wc = static_cast<const char *>(w);
-    const char * xc = static_cast<const char *>(x);
+void tile_walk_block(const char * wc, size_t wb, const char * xc, size_t xb, int64_t t0, int64_t t1, int64_t n_in,
+                     int64_t r0, int64_t r1, float * y, int64_t ldy) {
     using fn_t = void (*)(const char *, size_t, const char *, size_t, int64_t, float *, int64_t);
-    int64_t t = 0;
-    while (t < n_tok) {
-        const int64_t left = n_tok - t;
+    int64_t t = t0;
+    while (t < t1) {
+        const int64_t left = t1 - t;
         const int n_t = left >= 4 ? 4 : int(left);
         fn_t wide = nullptr, single = nullptr;
         int rows = R_MANY;
@@ -37,6 +35,32 @@ void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
         for (; r + rows <= r1; r += rows) wide(wc + size_t(r) * wb, wb, xt, xb, n_in, yt + r, ldy);
         for (; r < r1; ++r) single(wc + size_t(r) * wb, wb, xt, xb, n_in, yt + r, ldy);
         t += n_t;
+    }
+}
+
+// NOTE(tiling): cache blocking. Rows [r0, r1) x all tokens, cut into blocks of about k_x_block bytes of
+// activation rows and k_w_panel bytes of weight rows: a block's activations and a panel's weights stay
+// in L2 while every 4-token group of the block walks the panel, so each weight row comes from memory
+// once per token block instead of once per 4 tokens. Only the visiting order changes, never a pair's
+// arithmetic (see tile_walk_block).
+constexpr size_t k_x_block = 192 * 1024;
+constexpr size_t k_w_panel = 160 * 1024;
+
+template <template <int, int> class K, int R_ONE, int R_MANY>
+void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+               int64_t r1, float * y, int64_t ldy) {
+    const char * wc = static_cast<const char *>(w);
+    const char * xc = static_cast<const char *>(x);
+    int64_t tb = int64_t(k_x_block / (xb ? xb : 1)) / 4 * 4;
+    int64_t rb = int64_t(k_w_panel / (wb ? wb : 1)) / R_MANY * R_MANY;
+    if (tb < 4) tb = 4;
+    if (rb < R_MANY) rb = R_MANY;
+    for (int64_t t0 = 0; t0 < n_tok; t0 += tb) {
+        const int64_t t1 = t0 + tb < n_tok ? t0 + tb : n_tok;
+        for (int64_t p0 = r0; p0 < r1; p0 += rb) {
+            const int64_t p1 = p0 + rb < r1 ? p0 + rb : r1;
+            tile_walk_block<K, R_ONE, R_MANY>(wc, wb, xc, xb, t0, t1, n_in, p0, p1, y, ldy);
+        }
     }
 }
 

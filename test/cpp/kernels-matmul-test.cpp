@@ -269,3 +269,29 @@ TM_TEST("kernels: q8_0 one-token and multi-token tiles agree bitwise at the int8
         CHECK_EQ(far, 0);
     }
 }
+
+// Rows so wide that the tile walk cuts the tokens into 4-token blocks and the rows into minimal panels
+// (tiling.h): every level still gives each token the bits it gets alone, on 1 and 2 threads.
+TM_TEST("kernels: cache-blocked tile walk over wide rows is batch invariant (bitwise)") {
+    std::mt19937 rng(31);
+    thread_pool pool1(1), pool2(2);
+    for (isa_level level : levels()) {
+        const kernel_table k = kernels_for(level);
+        for (ggml_type type : {ggml_type::f32, ggml_type::f16, ggml_type::q8_0, ggml_type::q4_0}) {
+            const int64_t n_in = 32 * 1600, n_out = 13, n_tok = 11;
+            const std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
+            const std::vector<float> x = make_x(n_in * n_tok, rng);
+            std::vector<uint8_t> scratch(matmul_scratch_bytes(type, n_in, n_tok) + 1);
+            std::vector<float> y(size_t(n_out * n_tok)), y2(size_t(n_out * n_tok)), y1(static_cast<size_t>(n_out));
+            matmul(pool1, k, type, w.data(), n_out, n_in, x.data(), n_tok, y.data(), scratch.data(), scratch.size());
+            matmul(pool2, k, type, w.data(), n_out, n_in, x.data(), n_tok, y2.data(), scratch.data(), scratch.size());
+            int diffs = std::memcmp(y.data(), y2.data(), y.size() * 4) != 0;
+            for (int64_t t = 0; t < n_tok; ++t) {
+                matmul(pool2, k, type, w.data(), n_out, n_in, x.data() + t * n_in, 1, y1.data(), scratch.data(), scratch.size());
+                diffs += std::memcmp(y1.data(), y.data() + t * n_out, size_t(n_out) * 4) != 0;
+            }
+            if (diffs) std::fprintf(stderr, "    %s type %u: %d mismatches\n", k.isa, unsigned(type), diffs);
+            CHECK_EQ(diffs, 0);
+        }
+    }
+}
