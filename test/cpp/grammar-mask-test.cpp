@@ -148,6 +148,19 @@ TM_TEST("grammar: JSON masks agree with accepting every token (byte-level BPE)")
     CHECK(!m.can_end());
 }
 
+TM_TEST("grammar: masks over more than 64 stacks (no per-level memo) agree with accepting every token") {
+    auto v = tok_test::load_vocab("llama-spm");
+    auto cg = compile_grammar("root ::= s\ns ::= \"a\" s p | \"a\" s q | \"a\"\np ::= \"b\"?\nq ::= \"c\"?", v);
+    matcher m(cg);
+    for (int k = 0; k < 7; ++k) CHECK(m.accept_bytes("a"));
+    CHECK(m.n_stacks() > 64);
+    int32_t n = 0;
+    check_mask_consistent(m, *cg->trie, n);
+    CHECK(n > 0);
+    CHECK(m.accept_bytes("bc"));
+    check_mask_consistent(m, *cg->trie, n);
+}
+
 TM_TEST("grammar: mask timing on a 32000-token vocabulary (printed)") {
     auto v = tok_test::load_vocab("llama-spm");
     auto cg = compile_grammar(k_json, v);
