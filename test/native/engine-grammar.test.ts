@@ -169,6 +169,16 @@ describe('grammar-constrained generation', () => {
     expect(c!.text).toMatch(/^a{1,11}$/);
   });
 
+  it('a grammar compiled for another model is refused at submit', async () => {
+    const other = await Model.load(stories260K);
+    try {
+      const foreign = other.compileGrammar(yesNo);
+      expect(() => engine.generate({ promptTokens: prompt, grammar: foreign })).toThrow('the grammar was compiled for a different model');
+    } finally {
+      other.dispose();
+    }
+  });
+
   it('beam search refuses a grammar instead of ignoring it', async () => {
     const grammar = Grammar.compile(model, yesNo);
     const [c] = await run(engine, { promptTokens: prompt, n: 2, useBeamSearch: true, maxTokens: 8, grammar });
