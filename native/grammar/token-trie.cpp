@@ -67,19 +67,17 @@ token_trie::token_trie(const tok::vocab & v) : vocab_(&v), n_vocab_(v.n_tokens()
     }
 }
 
+// NOTE(grammar): the cache keeps each trie as long as its vocabulary lives (a weak reference to the
+// vocabulary, a strong one to the trie), so requests that compile their grammar one after another do
+// not rebuild it; entries of vocabularies that died are dropped on the next call.
 std::shared_ptr<const token_trie> token_trie::for_vocab(const std::shared_ptr<const tok::vocab> & v) {
     TM_CHECK(v != nullptr, invalid_argument, "token_trie: no vocabulary");
     static std::mutex mu;
-    static std::map<const tok::vocab *, std::pair<std::weak_ptr<const tok::vocab>, std::weak_ptr<const token_trie>>> cache;
+    static std::map<const tok::vocab *, std::pair<std::weak_ptr<const tok::vocab>, std::shared_ptr<const token_trie>>> cache;
     std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(v.get());
-    if (it != cache.end()) {
-        // The vocab pointer may have been freed and reused: trust the entry only while its vocab lives.
-        auto live_vocab = it->second.first.lock();
-        auto trie = it->second.second.lock();
-        if (live_vocab == v && trie) return trie;
-    }
     for (auto e = cache.begin(); e != cache.end();) e = e->second.first.expired() ? cache.erase(e) : std::next(e);
+    auto it = cache.find(v.get());
+    if (it != cache.end() && it->second.first.lock() == v) return it->second.second;
     auto trie = std::make_shared<const token_trie>(*v);
     cache[v.get()] = {v, trie};
     return trie;

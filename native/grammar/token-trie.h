@@ -27,7 +27,7 @@ class token_trie {
 public:
     explicit token_trie(const tok::vocab & v);
 
-    // One shared trie per vocabulary (cached while any grammar holds it).
+    // One shared trie per vocabulary, cached while the vocabulary lives.
     static std::shared_ptr<const token_trie> for_vocab(const std::shared_ptr<const tok::vocab> & v);
 
     int32_t n_vocab() const { return n_vocab_; }
