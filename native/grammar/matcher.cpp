@@ -100,6 +100,17 @@ void matcher::push(int32_t stack) {
 // pushing every resulting stack. Terminates because the grammar has no left recursion.
 void matcher::expand(int32_t pos, int32_t parent) {
     if (overflow_now_) return;
+    // A long chain of rules each starting with the next one recurses deeply: past the bound it counts
+    // as an overflow (a clear failure) rather than a stack overflow.
+    if (depth_ >= k_max_expand_depth) {
+        overflow_now_ = true;
+        return;
+    }
+    struct depth_guard {
+        int32_t & d;
+        explicit depth_guard(int32_t & x) : d(++x) {}
+        ~depth_guard() { --d; }
+    } guard(depth_);
     const element e = g_->elements[size_t(pos)];
     switch (e.kind) {
         case element_kind::end:

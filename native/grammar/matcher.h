@@ -26,6 +26,9 @@ std::shared_ptr<const compiled_grammar> compile_grammar(std::string_view text, c
 // Most stacks a matcher keeps; a grammar ambiguous enough to exceed it fails the sequence instead of
 // letting the work grow without bound.
 constexpr int32_t k_max_stacks = 2048;
+// Deepest expansion (rule references followed in first position plus completed rules popped) one code
+// point may need; deeper counts as an overflow.
+constexpr int32_t k_max_expand_depth = 4096;
 
 // NOTE(grammar): a stack is a chain of nodes (pos, parent) in an arena, hash-consed so that equal
 // stacks have equal ids and a stack set deduplicates by id. A stack's top always points at a `chars`
@@ -104,6 +107,7 @@ private:
     bool overflowed_ = false;
     bool overflow_now_ = false;      // set by push() when the set being built passes k_max_stacks
     bool mask_overflowed_ = false;
+    int32_t depth_ = 0;              // expand() recursion depth
 
     // scratch, reused (no allocation once warm)
     std::vector<int32_t> out_;       // stack sets of every depth on the current trie path, back to back

@@ -12,6 +12,7 @@ namespace {
 
 constexpr uint32_t k_max_code_point = 0x10FFFF;
 constexpr size_t k_max_elements = size_t(1) << 22;  // desugared repetitions beyond this are refused
+constexpr int32_t k_max_nesting = 256;               // parenthesised groups inside one another
 
 bool is_name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -173,6 +174,7 @@ private:
             return {element{element_kind::chars, intern_set({{0, k_max_code_point}}, false)}};
         }
         if (c == '(') {
+            if (++depth_ > k_max_nesting) fail("groups nest too deeply", at);
             ++i_;
             const std::string saved = current_;
             const int32_t id = synthetic_rule(current_, at, false);
@@ -181,6 +183,7 @@ private:
             ++i_;
             rules_[size_t(id)].alts = std::move(alts);
             current_ = saved;
+            --depth_;
             return {element{element_kind::rule_ref, id}};
         }
         if (is_name_char(c)) {
@@ -465,6 +468,7 @@ private:
     std::string_view s_;
     size_t i_ = 0;
     std::string current_;  // name of the rule being parsed (names synthetic rules)
+    int32_t depth_ = 0;    // open groups (bounds the recursion)
     std::vector<tmp_rule> rules_;
     std::unordered_map<std::string, int32_t> ids_;
     std::vector<char_set> sets_;
