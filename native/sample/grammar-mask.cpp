@@ -35,7 +35,7 @@ public:
         const bool can_end = matcher_.can_end();
         if (failure_ == nullptr) {
             if (matcher_.overflowed() || matcher_.mask_overflowed()) {
-                failure_ = "grammar: too ambiguous to follow (a token would need more than 2048 parse stacks)";
+                failure_ = "grammar: too ambiguous to follow (more than 2048 parse stacks, or rules nested more than 4096 deep)";
             } else if (n_allowed == 0 && !can_end) {
                 failure_ = "grammar: no token of the vocabulary can continue the text";
             }
