@@ -76,6 +76,32 @@ describe('e2e: chat with the openai client', () => {
   });
 });
 
+describe('e2e: structured outputs and beam search through the openai client', () => {
+  it('response_format json_schema gives JSON of that schema; a bad grammar is a 400 naming its position', async () => {
+    const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 12 }, age: { type: 'integer', minimum: 0, maximum: 120 } }, required: ['name', 'age'] };
+    const r = await client.chat.completions.create({
+      model: 'stories', messages, max_tokens: 120, seed: 5, ...storyParams, temperature: 1,
+      response_format: { type: 'json_schema', json_schema: { name: 'person', schema } },
+    } as never) as unknown as OpenAI.ChatCompletion;
+    expect(r.choices[0]!.finish_reason).toBe('stop');
+    const value = JSON.parse(r.choices[0]!.message.content!) as { name: string; age: number };
+    expect(Object.keys(value).sort()).toEqual(['age', 'name']);
+    expect(typeof value.name).toBe('string');
+    expect(Number.isInteger(value.age) && value.age >= 0 && value.age <= 120).toBe(true);
+
+    const err = await client.chat.completions.create({ model: 'stories', messages, ...storyParams, structured_outputs: { grammar: 'root ::= "a" missing' } } as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/undefined rule 'missing' at line 1, column \d+/);
+  });
+
+  it('use_beam_search returns n choices ranked best first', async () => {
+    const r = await client.chat.completions.create({ model: 'stories', messages, max_tokens: 6, n: 3, use_beam_search: true, ...storyParams } as never) as unknown as OpenAI.ChatCompletion;
+    expect(r.choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(new Set(r.choices.map((c) => c.message.content)).size).toBe(3);
+    expect(r.usage!.completion_tokens).toBeGreaterThan(0);
+  });
+});
+
 describe('e2e: errors (SPEC §4)', () => {
   it('401, 404, 400 priority, 400 no template through the client', async () => {
     const bad = new OpenAI({ apiKey: 'wrong', baseURL: `${server.base}/v1`, maxRetries: 0 });
