@@ -33,6 +33,17 @@ export function promptOpensReasoning(prompt: string): boolean {
   return open >= 0 && prompt.indexOf(CLOSE, open) < 0 && prompt.slice(open + OPEN.length).trim() === '';
 }
 
+/** The marker after which structured outputs apply when a reasoning parser is active. */
+export const REASONING_END = CLOSE;
+
+/**
+ * vLLM's is_reasoning_end on the prompt: the later of the last `<think>` and the last `</think>` decides
+ * (a prompt that closed its think block, e.g. Qwen3 with enable_thinking false, has ended reasoning).
+ */
+export function promptEndsReasoning(prompt: string): boolean {
+  return prompt.lastIndexOf(CLOSE) > prompt.lastIndexOf(OPEN);
+}
+
 export interface ReasoningSplit { reasoning: string | null; content: string | null }
 
 /** Non-streaming split. `startsInReasoning`: the prompt prefilled `<think>`. */

@@ -45,6 +45,12 @@ export interface GenerateRequest {
    */
   grammar?: Grammar;
   /**
+   * Applies `grammar` only once the output contains this text, e.g. '</think>': the model reasons
+   * freely, then the text after the marker follows the grammar (vLLM's structured outputs with a
+   * reasoning parser). Omitted: the grammar applies from the first token.
+   */
+  grammarAfter?: string;
+  /**
    * Beam search of width n (vLLM's use_beam_search): each choice is one of the n best beams, ranked by
    * cumLogprob / (prompt + output length)^lengthPenalty, and arrives whole when the search ends. Only
    * temperature, ignoreEos, includeStopStrInOutput, skip/spaces special tokens and lengthPenalty apply.
@@ -63,6 +69,14 @@ function grammarOf(g: unknown): NativeRequest['grammar'] {
   if (g === undefined || g === null) return undefined;
   if (!(g instanceof Grammar)) fail('a Grammar (from Grammar.compile)', 'grammar', g);
   return g.handle;
+}
+
+function grammarAfterOf(r: GenerateRequest): string | undefined {
+  const after: unknown = r.grammarAfter;
+  if (after === undefined || after === null) return undefined;
+  if (typeof after !== 'string' || after.length === 0) fail('a non-empty string', 'grammarAfter', after);
+  if (r.grammar === undefined || r.grammar === null) throw new InvalidArgumentError('grammarAfter needs a grammar', 'invalid_argument', 400);
+  return after;
 }
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
@@ -157,6 +171,7 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
     badWordsTokenIds: r.badWordsTokenIds?.map((w, i) => ids(`badWordsTokenIds[${i}]`, w) ?? []),
     xargs: r.xargs ? { ...r.xargs } : undefined,
     grammar: grammarOf(r.grammar),
+    grammarAfter: grammarAfterOf(r),
     useBeamSearch: r.useBeamSearch,
     lengthPenalty: numIn('lengthPenalty', r.lengthPenalty, -Number.MAX_VALUE, Number.MAX_VALUE),
   };

@@ -131,6 +131,8 @@ export interface NativeRequest {
   repetitionDetection?: { maxPatternSize: number; minPatternSize: number; minCount: number };
   /** Grammar-constrained decoding; compiled for the engine's model. */
   grammar?: NativeGrammar;
+  /** The grammar applies once the output contains this text (empty/omitted: from the first token). */
+  grammarAfter?: string;
   /** Beam search with width n (vLLM's use_beam_search). */
   useBeamSearch?: boolean;
   lengthPenalty?: number;

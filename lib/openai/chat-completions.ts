@@ -9,7 +9,7 @@ import type { Engine as CoreEngine, GenerateEvent, TokenLogprob as EngineTokenLo
 import { EngineError, InvalidArgumentError, NotFoundError, TokenmillError } from '../engine/errors.js';
 import type { Model } from '../engine/model.js';
 import { AsyncQueue } from '../engine/async-queue.js';
-import { detectReasoningParser, startsInReasoning } from '../chat/reasoning-parser.js';
+import { detectReasoningParser, promptEndsReasoning, REASONING_END, startsInReasoning } from '../chat/reasoning-parser.js';
 import type { ReasoningParserName } from '../chat/reasoning-parser.js';
 import { echoText, renderChatTemplate, responseRole, TemplateError } from '../chat/template.js';
 import { detectToolParser } from '../chat/tool-parser.js';
@@ -117,16 +117,18 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
   const promptTokens = fitPrompt(tokenized, r, ctx.core.maxModelLen);
   const tokenizer = { vocabSize: info.vocabSize, tokenize: (t: string, o: { addSpecial: boolean; parseSpecial: boolean }) => ctx.model.tokenize(t, o) };
   const generate = samplingFields(r, tokenizer);
+  const reasoningParser = ctx.reasoningParser ?? detectReasoningParser(template);
   if (grammarText !== undefined) {
     if (!ctx.model.compileGrammar) {
       throw new InvalidArgumentError('structured outputs are not available for this model.', 'invalid_argument', 400, { param: 'structured_outputs' });
     }
     // A grammar the native compiler rejects (structured_outputs.grammar) is a 400 GrammarError.
     generate.grammar = ctx.model.compileGrammar(grammarText);
+    // As in vLLM, a reasoning model thinks unconstrained; the answer after its think block follows the grammar.
+    if (reasoningParser && !promptEndsReasoning(prompt)) generate.grammarAfter = REASONING_END;
   }
   const role = responseRole(r.messages, r.add_generation_prompt, ctx.responseRole);
   const toolParser = ctx.toolCallParser ?? detectToolParser(template);
-  const reasoningParser = ctx.reasoningParser ?? detectReasoningParser(template);
   return {
     request: r,
     promptTokens,

@@ -168,6 +168,7 @@ engine_request engine_request_from_js(const Napi::Object & o) {
         s.seed = r.integer("seed", 0, -(int64_t(1) << 53), int64_t(1) << 53);
     }
     if (r.has("allowedTokenIds")) s.allowed_token_ids = r.ids("allowedTokenIds");
+    s.grammar_after = r.string("grammarAfter");   // the grammar itself is attached by js_engine::submit
     if (r.has("logitBias")) {
         Napi::Value v = r.get("logitBias");
         TM_CHECK(v.IsArray(), invalid_argument, "Expected logitBias as an array of [tokenId, bias] pairs");

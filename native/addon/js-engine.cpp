@@ -216,6 +216,8 @@ Napi::Value js_engine::submit(const Napi::CallbackInfo & info) {
         if (!grammar.IsUndefined() && !grammar.IsNull()) {
             request.sampling.grammar = grammar_from_js(env, grammar, info.This().As<Napi::Object>().Get("model"));
         }
+        TM_CHECK(request.sampling.grammar || request.sampling.grammar_after.empty(), invalid_argument,
+                 "grammarAfter needs a grammar");
         e.submit(std::move(request));
         if (n_in_flight_++ == 0 && !notify_refd_) {
             notify_.Ref(env);

@@ -63,6 +63,9 @@ public:
     // was left out of the mask).
     bool mask_overflowed() const { return mask_overflowed_; }
     int32_t n_stacks() const { return int32_t(cur_.size()); }
+    // The text starts mid-output (a grammar applied after a trigger): the SPM first-space rule, which
+    // concerns only the output's first piece, no longer applies.
+    void start_mid_text() { started_ = true; }
 
 private:
     struct node {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -45,6 +46,10 @@ struct sampling_params {
     // Grammar-constrained decoding (structured outputs): each choice matches its own copy of the
     // grammar's state; null = unconstrained.
     std::shared_ptr<const grammar::compiled_grammar> grammar;
+    // Non-empty: the grammar applies only once the output contains this text (vLLM applies structured
+    // outputs after the reasoning block, i.e. after "</think>"); the output after it must follow the
+    // grammar. Empty: from the first token.
+    std::string grammar_after;
 };
 
 } // namespace tmill

@@ -309,6 +309,18 @@ describe('structured outputs', () => {
     else expect(content(rf).trimStart().startsWith('{')).toBe(true);
   });
 
+  test('with a reasoning template the grammar waits for </think> (vLLM); a prompt that closed the think block does not', async () => {
+    const choice = { structured_outputs: { choice: ['yes', 'no'] }, temperature: 0, max_completion_tokens: 8 };
+    const plain = await engine.chat(req({ max_completion_tokens: 8, temperature: 0 }));
+    // The template mentions think tags, so the qwen3 reasoning parser is active; stories260K never writes
+    // </think>, so its answer stays free text, exactly the unconstrained one.
+    const thinking = await engine.chat(req({ ...choice, chat_template: `${TEMPLATE}{# <think></think> #}` }));
+    expect(content(thinking)).toBe(content(plain));
+    expect(['yes', 'no']).not.toContain(content(thinking));
+    const closed = await engine.chat(req({ ...choice, chat_template: `${TEMPLATE}<think></think>` }));
+    expect(['yes', 'no']).toContain(content(closed));
+  });
+
   test('a grammar the compiler rejects is a 400 with code grammar_invalid', async () => {
     const e = (await thrown(engine.chat(req({ structured_outputs: { grammar: 'root ::= [z-a]' } })))) as TokenmillError;
     expect(e.status).toBe(400);

@@ -179,6 +179,32 @@ describe('grammar-constrained generation', () => {
     }
   });
 
+  it('grammarAfter: free text until the trigger (also split across tokens), then the grammar; bad uses are refused', async () => {
+    // Greedy on "Once upon a time" is llama.cpp's ", there was a little girl named Lily. …" (the oracle),
+    // where " girl" is the tokens " g", "ir", "l": "irl" spans two of them.
+    const once = [1, 403, 407, 261, 378];
+    const grammar = Grammar.compile(model, yesNo);
+    for (const trigger of [' girl', 'irl', ' little']) {
+      const free = (await run(engine, { promptTokens: once, maxTokens: 40, temperature: 0 }))[0]!.text;
+      const cut = free.indexOf(trigger) + trigger.length;
+      expect(cut).toBeGreaterThan(trigger.length - 1);
+      const [c] = await run(engine, { promptTokens: once, maxTokens: 60, temperature: 0, grammar, grammarAfter: trigger });
+      expect(c!.finishReason).toBe('stop');
+      expect(c!.text.slice(0, cut)).toBe(free.slice(0, cut));
+      expect(['yes', 'no']).toContain(c!.text.slice(cut));
+    }
+    // The bytes after the trigger inside its token are the grammar's first text: " gi" leaves "r".
+    const [mid] = await run(engine, { promptTokens: once, maxTokens: 60, temperature: 0, grammar, grammarAfter: ' gi' });
+    expect(mid!.finishReason).toBe('error');
+    expect(mid!.events[mid!.events.length - 1]!.error?.message).toMatch(/text after the trigger does not follow the grammar/);
+    // A trigger that never appears leaves the output unconstrained.
+    const [never] = await run(engine, { promptTokens: once, maxTokens: 12, temperature: 0, grammar, grammarAfter: '</think>' });
+    const [plain] = await run(engine, { promptTokens: once, maxTokens: 12, temperature: 0 });
+    expect(never!.text).toBe(plain!.text);
+    expect(() => engine.generate({ promptTokens: once, grammarAfter: '</think>' })).toThrow('grammarAfter needs a grammar');
+    expect(() => engine.generate({ promptTokens: once, grammar, grammarAfter: '' })).toThrow(/non-empty string for grammarAfter/);
+  });
+
   it('beam search refuses a grammar instead of ignoring it', async () => {
     const grammar = Grammar.compile(model, yesNo);
     const [c] = await run(engine, { promptTokens: prompt, n: 2, useBeamSearch: true, maxTokens: 8, grammar });

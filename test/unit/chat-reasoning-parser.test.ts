@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  detectReasoningParser, extractReasoning, promptOpensReasoning, ReasoningStreamParser, startsInReasoning,
+  detectReasoningParser, extractReasoning, promptOpensReasoning, ReasoningStreamParser, startsInReasoning, promptEndsReasoning,
 } from '../../lib/chat/reasoning-parser.js';
 import { renderChatTemplate } from '../../lib/chat/template.js';
 import { haveShared, readTemplate, USER1 } from './chat-fixtures.js';
@@ -55,5 +55,14 @@ describe('chat reasoning parser', () => {
     expect(startsInReasoning('qwen3', qwq)).toBe(true);
     const q3 = renderChatTemplate({ template: readTemplate('Qwen-Qwen3-0.6B.jinja'), messages: [USER1] });
     expect(startsInReasoning('qwen3', q3)).toBe(false);
+  });
+});
+
+describe('promptEndsReasoning (vLLM is_reasoning_end on the prompt)', () => {
+  it('the later of the last <think> and the last </think> decides', () => {
+    expect(promptEndsReasoning('<|im_start|>assistant\n')).toBe(false);
+    expect(promptEndsReasoning('<|im_start|>assistant\n<think>\n')).toBe(false);
+    expect(promptEndsReasoning('<|im_start|>assistant\n<think>\n\n</think>\n\n')).toBe(true);
+    expect(promptEndsReasoning('<think>a</think>b<|im_start|>assistant\n<think>\n')).toBe(false);
   });
 });
