@@ -184,3 +184,22 @@ describe('prompt logprobs', () => {
     }
   });
 });
+
+describe('token-id fields are checked against the vocabulary', () => {
+  it('out-of-vocab ids fail only their request, with vLLM\'s messages; the engine keeps serving', async () => {
+    const cases: [Partial<GenerateRequest>, RegExp][] = [
+      [{ logitBias: { 9999: 1 } }, /token_id\(s\) \[9999\] in logit_bias contain out-of-vocab token ids/],
+      [{ allowedTokenIds: [3, 9999] }, /allowed_token_ids contains out-of-vocab token id/],
+      [{ allowedTokenIds: [] }, /allowed_token_ids is not None and empty/],
+      [{ badWordsTokenIds: [[3, 9999]] }, /following tokens were specified as bad: \[9999\]/],
+      [{ stopTokenIds: [9999] }, /token_id\(s\) \[9999\] in stop_token_ids contain out-of-vocab token ids/],
+    ];
+    for (const [fields, message] of cases) {
+      const r = await greedy({ ...fields, maxTokens: 2 });
+      expect(r.last.finishReason, JSON.stringify(fields)).toBe('error');
+      expect(r.last.error?.message).toMatch(message);
+      expect(r.tokens).toEqual([]);
+    }
+    expect((await greedy({ maxTokens: 4 })).tokens).toEqual(plain.tokens.slice(0, 4));
+  });
+});
