@@ -34,7 +34,9 @@ stop_params stop_params_of(const tok::vocab & v, const engine_request & r, int32
 class output_stream_impl {
 public:
     output_stream_impl(const tok::vocab & v, const engine_request & r, int32_t max_tokens, int32_t max_model_len)
-        : detok(v, detok_options_of(r)), checker(stop_params_of(v, r, max_tokens, max_model_len), v.n_tokens()) {}
+        : detok(v, detok_options_of(r)), checker(stop_params_of(v, r, max_tokens, max_model_len), v.n_tokens()) {
+        detok.continue_after(r.prompt.data(), r.prompt.size());
+    }
 
     tok::incremental_detokenizer detok;
     stop_checker checker;

@@ -63,8 +63,8 @@ public:
     // was left out of the mask).
     bool mask_overflowed() const { return mask_overflowed_; }
     int32_t n_stacks() const { return int32_t(cur_.size()); }
-    // The text starts mid-output (a grammar applied after a trigger): the SPM first-space rule, which
-    // concerns only the output's first piece, no longer applies.
+    // The text continues earlier text (the prompt's, or output before a trigger): the SPM first-space
+    // rule, which concerns only the first piece of a decoded text, does not apply.
     void start_mid_text() { started_ = true; }
 
 private:

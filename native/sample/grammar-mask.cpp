@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "grammar/matcher.h"
+#include "tokenizer/detokenizer.h"
 
 #include <algorithm>
 #include <limits>
@@ -74,6 +75,9 @@ public:
 
     const char * failure() const override { return failure_; }
 
+    // The output continues text (the prompt's): the SPM first-space rule does not apply.
+    void continue_text() { matcher_.start_mid_text(); }
+
 private:
     void watch(int32_t token) {
         vocab_->append_piece(token, window_);
@@ -113,7 +117,10 @@ processor_ptr make_grammar_mask(const sampling_params & p, const request_shape &
     for (int32_t id : p.eos_token_ids) {
         if (id >= 0 && id < shape.n_vocab && std::find(eos.begin(), eos.end(), id) == eos.end()) eos.push_back(id);
     }
-    return std::make_unique<grammar_mask_processor>(p.grammar, std::move(eos), shape.n_vocab, p.grammar_after);
+    auto processor = std::make_unique<grammar_mask_processor>(p.grammar, std::move(eos), shape.n_vocab, p.grammar_after);
+    // The detokenizer keeps the first piece's leading space after a prompt holding text; so does the grammar.
+    if (shape.prompt != nullptr && tok::holds_text(*p.grammar->vocab, shape.prompt, size_t(shape.n_prompt))) processor->continue_text();
+    return processor;
 }
 
 } // namespace tmill

@@ -119,6 +119,21 @@ void incremental_detokenizer::reset() {
     started_ = false;
 }
 
+void incremental_detokenizer::continue_after(const int32_t * prompt, size_t n) {
+    if (holds_text(*v_, prompt, n)) started_ = true;
+}
+
+bool holds_text(const vocab & v, const int32_t * ids, size_t n) {
+    std::string piece;
+    for (size_t i = n; i-- > 0;) {
+        if (!v.valid(ids[i]) || v.is_special(ids[i])) continue;
+        piece.clear();
+        v.append_piece(ids[i], piece);
+        if (!piece.empty()) return true;
+    }
+    return false;
+}
+
 std::string_view incremental_detokenizer::push(int32_t id) {
     TM_CHECK(v_->valid(id), invalid_argument, "token id " + std::to_string(id) + " is out of range");
     delta_.clear();

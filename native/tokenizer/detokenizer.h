@@ -23,6 +23,9 @@ public:
     std::string_view flush();
     // Starts a new sequence with the same options.
     void reset();
+    // The output continues `prompt` (n ids): when the prompt holds text, the first output piece keeps
+    // its SentencePiece leading space, as vLLM's detokenizer (primed with the prompt) keeps it.
+    void continue_after(const int32_t * prompt, size_t n);
 
 private:
     void drain(bool final);
@@ -34,5 +37,9 @@ private:
     std::string piece_;    // scratch for one token's bytes
     bool started_ = false;  // something has been emitted (SPM leading-space rule)
 };
+
+// True when some id in ids[0, n) is a non-special token with a non-empty piece: decoded text that a
+// following SentencePiece piece continues (its leading space is then kept).
+bool holds_text(const vocab & v, const int32_t * ids, size_t n);
 
 } // namespace tmill::tok

@@ -53,6 +53,19 @@ TM_TEST("detokenizer: SPM leading space") {
     CHECK_EQ(q->detokenize(c.data(), c.size(), {true, true}), " hi");
 }
 
+TM_TEST("detokenizer: an output continuing a prompt with text keeps its first SPM space") {
+    const auto v = tok_test::load_vocab("llama-spm");
+    const std::vector<int32_t> bos = {1}, text = {1, 15043};   // <s>, <s> "▁Hello"
+    incremental_detokenizer fresh(*v, {true, true});
+    fresh.continue_after(bos.data(), bos.size());                 // only a special token: nothing to continue
+    CHECK_EQ(std::string(fresh.push(15043)), "Hello");
+    incremental_detokenizer after(*v, {true, true});
+    after.continue_after(text.data(), text.size());
+    CHECK_EQ(std::string(after.push(15043)), " Hello");
+    CHECK(!tmill::tok::holds_text(*v, bos.data(), bos.size()));
+    CHECK(tmill::tok::holds_text(*v, text.data(), text.size()));
+}
+
 TM_TEST("detokenizer: partial code points are held back") {
     const auto v = tok_test::load_vocab("llama-spm");
     incremental_detokenizer d(*v, {true, true});

@@ -119,23 +119,38 @@ describe('stopTokenIds, EOS, ignoreEos, minTokens', () => {
 
 describe('special tokens in the output', () => {
   // BOS forced up, but banned right after itself: the output alternates <s> and ordinary tokens.
+  // vLLM's output text: the detokenised prompt + output, minus the detokenised prompt (its detokenizer is
+  // primed with the prompt, so the first output piece keeps its SentencePiece space).
+  const continuation = (out: number[], skipSpecialTokens: boolean): string =>
+    model.detokenize([...prompt, ...out], { skipSpecialTokens }).slice(model.detokenize(prompt, { skipSpecialTokens }).length);
   const forced: Partial<GenerateRequest> = { logitBias: { [BOS]: 100 }, badWordsTokenIds: [[BOS, BOS]], maxTokens: 8 };
+
+  it('the first output piece keeps its space after a prompt holding text (vLLM primes its detokenizer), not after a bare BOS', async () => {
+    const onceUpon = model.tokenize('Once upon', { addSpecial: true });
+    const r = await collect(engine, { promptTokens: onceUpon, maxTokens: 4, temperature: 0 });
+    expect(model.tokenPiece(r.tokens[0]!).startsWith(' ')).toBe(true);
+    expect(r.text.startsWith(' ')).toBe(true);
+    expect(r.text).toBe(model.detokenize([...onceUpon, ...r.tokens]).slice(model.detokenize(onceUpon).length));
+    const bare = await collect(engine, { promptTokens: [BOS], maxTokens: 4, temperature: 0 });
+    expect(bare.text).toBe(model.detokenize(bare.tokens));
+    expect(bare.text.startsWith(' ')).toBe(false);
+  });
 
   it('skipSpecialTokens (default true) drops <s> from the text; false keeps it', async () => {
     const skipped = await greedy(forced);
     expect(skipped.tokens.filter((t) => t === BOS).length).toBe(4);
     expect(skipped.tokens.filter((t, i) => (t === BOS) !== (i % 2 === 0))).toEqual([]);
     expect(skipped.text).not.toContain('<s>');
-    expect(skipped.text).toBe(model.detokenize(skipped.tokens, { skipSpecialTokens: true }));
+    expect(skipped.text).toBe(continuation(skipped.tokens, true));
     expect(skipped.text.length).toBeGreaterThan(0);
     const explicit = await greedy({ ...forced, skipSpecialTokens: true });
     expect(explicit.text).toBe(skipped.text);
     const kept = await greedy({ ...forced, skipSpecialTokens: false });
     expect(kept.tokens).toEqual(skipped.tokens);
     expect(kept.text.split('<s>').length - 1).toBe(4);
-    expect(kept.text).toBe(model.detokenize(kept.tokens, { skipSpecialTokens: false }));
-    // Only the leading space of the whole output is dropped: with <s> first, the next piece keeps its space.
-    expect(kept.text.replaceAll('<s>', '')).toBe(` ${skipped.text}`);
+    expect(kept.text).toBe(continuation(kept.tokens, false));
+    // The output continues the prompt's text, so every piece keeps its space, after <s> or not.
+    expect(kept.text.replaceAll('<s>', '')).toBe(skipped.text);
   });
 
   it('spacesBetweenSpecialTokens inserts nothing either way (vLLM fast-tokenizer behaviour) and is validated', async () => {
