@@ -135,7 +135,10 @@ void llama_forward::run(const forward_batch & batch) {
             kt_.rmsnorm(x_.data() + t * n_embd, f32(L.ffn_norm), h_.data() + t * n_embd, n_embd, hp_.rms_eps);
         }
         matmul_same_x({{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}}, h_.data(), n);
-        kt_.silu_mul(gate_.data(), up_.data(), gate_.data(), n * int64_t(hp_.n_ff));
+        // Row by row, as ggml's swiglu runs: where a row's vector groups end and its scalar tail begins
+        // must not depend on how many tokens share the batch.
+        const int64_t n_ff = hp_.n_ff;
+        for (int64_t t = 0; t < n; ++t) kt_.silu_mul(gate_.data() + t * n_ff, up_.data() + t * n_ff, gate_.data() + t * n_ff, n_ff);
         matmul(L.w_down, gate_.data(), n, proj_.data());
         kt_.add(x_.data(), proj_.data(), x_.data(), n * n_embd);
     }
