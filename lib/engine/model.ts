@@ -2,7 +2,7 @@
 import { native } from '../native/load.js';
 import type { NativeModel, NativeModelInfo } from '../native/types.js';
 import { DisposedError, InvalidArgumentError, fromNative } from './errors.js';
-import { Grammar } from './grammar.js';
+import { Grammar, GrammarCache } from './grammar.js';
 
 export interface ModelLoadOptions {
   /** Read only the metadata and the tokenizer (like llama.cpp's vocab_only); no weights are checked. */
@@ -26,6 +26,8 @@ export type ModelInfo = NativeModelInfo;
 export class Model {
   readonly info: ModelInfo;
   #native: NativeModel | null;
+  /** @internal compiled grammars by text (Grammar.compile), an LRU of GRAMMAR_CACHE_SIZE. */
+  readonly grammarCache = new GrammarCache();
 
   private constructor(handle: NativeModel) {
     this.#native = handle;
@@ -105,14 +107,18 @@ export class Model {
     }
   }
 
-  /** Compiles a GBNF grammar for this model's vocabulary (see Grammar.compile). */
-  compileGrammar(text: string): Grammar {
+  /**
+   * Compiles a GBNF grammar for this model's vocabulary on a worker thread (see Grammar.compile); a
+   * text compiled recently resolves to the same cached Grammar.
+   */
+  compileGrammar(text: string): Promise<Grammar> {
     return Grammar.compile(this, text);
   }
 
   dispose(): void {
     this.#native?.dispose();
     this.#native = null;
+    this.grammarCache.clear();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -79,8 +79,8 @@ export interface NativeGrammar {
 export interface NativeAddon {
   loadModel(path: string, options: NativeLoadOptions): Promise<NativeModel>;
   createEngine(model: NativeModel, options: NativeEngineOptions, notify: () => void): Promise<NativeEngine>;
-  /** Throws an Error with code 'grammar_invalid' and 1-based `line` / `column` for bad text. */
-  compileGrammar(model: NativeModel, text: string): NativeGrammar;
+  /** Compiles on a libuv worker; rejects with code 'grammar_invalid' and 1-based `line` / `column` for bad text. */
+  compileGrammar(model: NativeModel, text: string): Promise<NativeGrammar>;
   cpuIsa(): string;
   version: string;
 }

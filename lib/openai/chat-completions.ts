@@ -1,13 +1,16 @@
 // NOTE(openai/chat-completions): one chat request through the engine, in vLLM's order
 // (vllm-behaviour.md §1): validate (422) → model (404) → unsupported features / priority (400) →
 // template resolution and render (400) → tokenize (parseSpecial, addSpecial = add_special_tokens) →
-// truncation and context checks (400) → n engine requests → assembly. Everything up to submitting is
-// synchronous, so a bad request throws before any output exists. An engine `error` finish is a 500
+// truncation and context checks (400) → grammar compile (400) → n engine requests → assembly. Every
+// check up to the grammar is synchronous (prepareChat throws); the grammar compiles on a libuv worker
+// and runChat / runChatStream await it before submitting, so a bad grammar still fails the request
+// (rejects, or throws from the stream's first next()) before any output exists. An engine `error` finish is a 500
 // thrown while nothing was yielded, and an in-stream `{error}` event after that (then the stream ends).
 // The caller's signal and an early `break` both abort every choice's engine request.
 import type { Engine as CoreEngine, GenerateEvent, TokenLogprob as EngineTokenLogprob } from '../engine/engine.js';
 import { EngineError, InvalidArgumentError, NotFoundError, TokenmillError } from '../engine/errors.js';
 import type { Model } from '../engine/model.js';
+import type { Grammar } from '../engine/grammar.js';
 import { AsyncQueue } from '../engine/async-queue.js';
 import { detectReasoningParser, promptEndsReasoning, REASONING_END, startsInReasoning } from '../chat/reasoning-parser.js';
 import type { ReasoningParserName } from '../chat/reasoning-parser.js';
@@ -76,12 +79,17 @@ export interface ChatContext {
 export interface PreparedChat {
   request: ChatRequest;
   promptTokens: number[];
-  generate: Omit<GenerateRequest, 'promptTokens' | 'seed'>;
+  generate: Omit<GenerateRequest, 'promptTokens' | 'seed' | 'grammar'>;
+  /** The structured-outputs grammar, compiling off the JS thread (rejects with a 400 GrammarError). */
+  grammar: Promise<Grammar> | null;
   seed: number | undefined;
   assemble: Omit<AssembleOptions, 'systemFingerprint'>;
 }
 
-/** Everything before the engine: throws RequestValidationError (422), NotFoundError (404), 400s. */
+/**
+ * Everything before the engine: throws RequestValidationError (422), NotFoundError (404), 400s. The
+ * grammar compile it starts is awaited by runChat / runChatStream.
+ */
 export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
   const v = validateChatRequest(body, { maxLogprobs: ctx.maxLogprobs });
   if (!v.ok) throw new RequestValidationError(v.detail);
@@ -118,12 +126,16 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
   const tokenizer = { vocabSize: info.vocabSize, tokenize: (t: string, o: { addSpecial: boolean; parseSpecial: boolean }) => ctx.model.tokenize(t, o) };
   const generate = samplingFields(r, tokenizer);
   const reasoningParser = ctx.reasoningParser ?? detectReasoningParser(template);
+  let grammar: Promise<Grammar> | null = null;
   if (grammarText !== undefined) {
     if (!ctx.model.compileGrammar) {
       throw new InvalidArgumentError('structured outputs are not available for this model.', 'invalid_argument', 400, { param: 'structured_outputs' });
     }
-    // A grammar the native compiler rejects (structured_outputs.grammar) is a 400 GrammarError.
-    generate.grammar = ctx.model.compileGrammar(grammarText);
+    // A grammar the native compiler rejects (structured_outputs.grammar) is a 400 GrammarError, seen
+    // when the run awaits it; the no-op handler keeps a prepared request that is never run from
+    // leaving an unhandled rejection behind.
+    grammar = ctx.model.compileGrammar(grammarText);
+    grammar.catch(() => {});
     // As in vLLM, a reasoning model thinks unconstrained; the answer after its think block follows the grammar.
     if (reasoningParser && !promptEndsReasoning(prompt)) generate.grammarAfter = REASONING_END;
   }
@@ -133,6 +145,7 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
     request: r,
     promptTokens,
     generate,
+    grammar,
     seed: requestSeed(r.seed),
     assemble: {
       requestId: r.request_id,
@@ -165,7 +178,7 @@ class ChoiceRun {
   #done = false;
   #detach: (() => void) | null = null;
 
-  constructor(ctx: ChatContext, p: PreparedChat, signal: AbortSignal | undefined) {
+  constructor(ctx: ChatContext, p: PreparedChat, grammar: Grammar | undefined, signal: AbortSignal | undefined) {
     const n = p.request.n;
     this.finals = new Array<GenerateEvent | null>(n).fill(null);
     if (signal) {
@@ -176,6 +189,7 @@ class ChoiceRun {
     }
     // Submit synchronously (a submit error throws to the caller), then pump the events.
     const req: GenerateRequest = { ...p.generate, promptTokens: p.promptTokens };
+    if (grammar) req.grammar = grammar;
     if (p.seed !== undefined) req.seed = p.seed;
     void this.#pump(ctx.core.generate(req, { signal: this.#controller.signal }));
   }
@@ -260,7 +274,7 @@ function reportUsage(ctx: ChatContext, run: ChoiceRun, project: string | undefin
 
 /** Non-stream: runs every choice to its end and assembles the chat.completion. */
 export async function runChat(ctx: ChatContext, p: PreparedChat, opts: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
-  const run = new ChoiceRun(ctx, p, opts.signal);
+  const run = new ChoiceRun(ctx, p, (await p.grammar) ?? undefined, opts.signal);
   const fingerprint = ctx.fingerprint();
   const outputs: EngineChoiceOutput[] = Array.from({ length: p.request.n }, (_, index) => ({ index, text: '', tokenIds: [], finishReason: null, stopReason: null, logprobs: p.request.logprobs && !p.request.use_beam_search ? [] : null }));
   let failure: TokenmillError | null = null;
@@ -313,7 +327,8 @@ function errorEvent(e: TokenmillError): ChatStreamErrorEvent {
  * still throws), then deltas in arrival order, then the usage chunk when asked.
  */
 export async function* runChatStream(ctx: ChatContext, p: PreparedChat, opts: ChatCallOptions = {}): AsyncGenerator<ChatStreamItem> {
-  const run = new ChoiceRun(ctx, p, opts.signal);
+  // A grammar error throws from the first next(), before any chunk (the server answers it as an HTTP error).
+  const run = new ChoiceRun(ctx, p, (await p.grammar) ?? undefined, opts.signal);
   const r = p.request;
   let reported = false;
   try {

@@ -141,8 +141,10 @@ export class Engine {
   }
 
   /**
-   * An OpenAI chat completion as chunks. Request errors throw here, synchronously; an engine failure
-   * before any chunk throws from the iteration; after that it is yielded as `{error}` and the stream ends.
+   * An OpenAI chat completion as chunks. Request errors throw here, synchronously, except a grammar the
+   * compiler rejects (it compiles off the JS thread): that one, like an engine failure before any chunk,
+   * throws from the first step of the iteration; after output began a failure is yielded as `{error}`
+   * and the stream ends.
    * Breaking out of the loop aborts the request.
    */
   chatStream(request: unknown, options: ChatCallOptions = {}): AsyncIterable<ChatStreamItem> {

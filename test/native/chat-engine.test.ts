@@ -326,5 +326,23 @@ describe('structured outputs', () => {
     expect(e.status).toBe(400);
     expect(e.code).toBe('grammar_invalid');
     expect(e.message).toBe('grammar: character range is reversed at line 1, column 11');
+    // chatStream compiles off the JS thread: the call returns, and the 400 throws from the first step
+    // of the iteration, before any chunk.
+    const stream = engine.chatStream(req({ stream: true, structured_outputs: { grammar: 'root ::= [z-a]' } }));
+    const s = (await thrown(stream[Symbol.asyncIterator]().next())) as TokenmillError;
+    expect(s.status).toBe(400);
+    expect(s.code).toBe('grammar_invalid');
+    expect(s.message).toBe(e.message);
+  });
+
+  test('a repeated schema reuses the compiled grammar (the model\'s cache)', async () => {
+    const schema = { type: 'object', properties: { k: { type: 'integer', minimum: 0, maximum: 9 } }, required: ['k'], additionalProperties: false };
+    const ask = () => engine.chat(req({ structured_outputs: { json: schema, disable_any_whitespace: true }, temperature: 0 }));
+    const before = model.grammarCache.size;
+    const first = await ask();
+    expect(model.grammarCache.size).toBe(before + 1);
+    const [a, b] = await Promise.all([ask(), ask()]);
+    expect(model.grammarCache.size).toBe(before + 1);
+    for (const r of [first, a, b]) expect(JSON.parse(r.choices[0]!.message.content ?? '')).toEqual(JSON.parse(first.choices[0]!.message.content ?? ''));
   });
 });

@@ -59,7 +59,7 @@ const jsonish = [
 
 describe('grammar-constrained generation', () => {
   it('root ::= "yes" | "no": every choice of every seed is exactly yes or no and stops', async () => {
-    const grammar = Grammar.compile(model, yesNo);
+    const grammar = await Grammar.compile(model, yesNo);
     const oracle = compileGbnf(yesNo);
     // Unconstrained requests share the batch.
     const free = [1, 2].map((seed) => run(engine, { promptTokens: prompt, maxTokens: 24, temperature: 1, seed, ignoreEos: true }));
@@ -84,7 +84,7 @@ describe('grammar-constrained generation', () => {
   });
 
   it('a small JSON-ish grammar: outputs parse, with temperature 1, several seeds and n = 3', async () => {
-    const grammar = model.compileGrammar(jsonish);
+    const grammar = await model.compileGrammar(jsonish);
     const oracle = compileGbnf(jsonish);
     const runs = await Promise.all(
       [11, 12, 13].map((seed) => run(engine, { promptTokens: prompt, n: 3, maxTokens: 120, temperature: 1, seed, grammar })),
@@ -110,7 +110,7 @@ describe('grammar-constrained generation', () => {
   });
 
   it('logprobs come from the masked distribution: after a complete match EOS has probability 1', async () => {
-    const grammar = Grammar.compile(model, yesNo);
+    const grammar = await Grammar.compile(model, yesNo);
     const [c] = await run(engine, { promptTokens: prompt, maxTokens: 10, temperature: 1, seed: 3, logprobs: 3, grammar });
     const lps = c!.events.flatMap((e) => e.logprobs ?? []);
     expect(lps.length).toBe(c!.tokens.length);
@@ -134,7 +134,7 @@ describe('grammar-constrained generation', () => {
 
   it('preemption and recompute keep each choice on its grammar (same tokens as without preemption)', async () => {
     const g = 'root ::= [a-e ]+';
-    const grammar = Grammar.compile(model, g);
+    const grammar = await Grammar.compile(model, g);
     const oracle = compileGbnf(g);
     const ps = prompts(8, 20, 40, 512, 3);
     const request = (p: number[], i: number): GenerateRequest => ({
@@ -157,7 +157,7 @@ describe('grammar-constrained generation', () => {
 
   it('a grammar too ambiguous to follow ends the choice with an error, not a hang', async () => {
     // Every "a" opens a level closed by p or q: 2^k distinct parse stacks after k letters.
-    const grammar = Grammar.compile(model, 'root ::= s\ns ::= "a" s p | "a" s q | "a"\np ::= "b"?\nq ::= "c"?');
+    const grammar = await Grammar.compile(model, 'root ::= s\ns ::= "a" s p | "a" s q | "a"\np ::= "b"?\nq ::= "c"?');
     let a = -1;
     for (let id = 0; id < model.info.vocabSize && a < 0; id++) if (model.tokenPiece(id) === 'a') a = id;
     expect(a).toBeGreaterThanOrEqual(0);
@@ -172,7 +172,7 @@ describe('grammar-constrained generation', () => {
   it('a grammar compiled for another model is refused at submit', async () => {
     const other = await Model.load(stories260K);
     try {
-      const foreign = other.compileGrammar(yesNo);
+      const foreign = await other.compileGrammar(yesNo);
       expect(() => engine.generate({ promptTokens: prompt, grammar: foreign })).toThrow('the grammar was compiled for a different model');
     } finally {
       other.dispose();
@@ -183,7 +183,7 @@ describe('grammar-constrained generation', () => {
     // Greedy on "Once upon a time" is llama.cpp's ", there was a little girl named Lily. …" (the oracle),
     // where " girl" is the tokens " g", "ir", "l": "irl" spans two of them.
     const once = [1, 403, 407, 261, 378];
-    const grammar = Grammar.compile(model, yesNo);
+    const grammar = await Grammar.compile(model, yesNo);
     for (const trigger of [' girl', 'irl', ' little']) {
       const free = (await run(engine, { promptTokens: once, maxTokens: 40, temperature: 0 }))[0]!.text;
       const cut = free.indexOf(trigger) + trigger.length;
@@ -206,7 +206,7 @@ describe('grammar-constrained generation', () => {
   });
 
   it('beam search refuses a grammar instead of ignoring it', async () => {
-    const grammar = Grammar.compile(model, yesNo);
+    const grammar = await Grammar.compile(model, yesNo);
     const [c] = await run(engine, { promptTokens: prompt, n: 2, useBeamSearch: true, maxTokens: 8, grammar });
     expect(c!.finishReason).toBe('error');
     const last = c!.events[c!.events.length - 1]!;
@@ -214,7 +214,7 @@ describe('grammar-constrained generation', () => {
     expect(last.error?.message).toBe('structured outputs (a grammar) cannot be combined with beam search');
   });
 
-  it('compile errors reach JS with code grammar_invalid and the position', () => {
+  it('compile errors reject with code grammar_invalid and the position', async () => {
     const cases: [string, number, number, RegExp][] = [
       ['root ::= foo', 1, 10, /undefined rule 'foo'/],
       ['item ::= "a"', 1, 1, /missing rule 'root'/],
@@ -223,12 +223,7 @@ describe('grammar-constrained generation', () => {
       ['root ::= [a-', 1, 10, /unterminated character class/],
     ];
     for (const [text, line, column, message] of cases) {
-      let caught: unknown;
-      try {
-        Grammar.compile(model, text);
-      } catch (error) {
-        caught = error;
-      }
+      const caught = await Grammar.compile(model, text).then(() => null, (error: unknown) => error);
       expect(caught).toBeInstanceOf(GrammarError);
       const e = caught as GrammarError;
       expect(e.code).toBe('grammar_invalid');
@@ -237,7 +232,7 @@ describe('grammar-constrained generation', () => {
       expect(e.message).toContain(`line ${line}, column ${column}`);
       expect([e.line, e.column]).toEqual([line, column]);
     }
-    expect(() => model.compileGrammar(42 as unknown as string)).toThrow(/Expected a string for grammar/);
+    await expect(model.compileGrammar(42 as unknown as string)).rejects.toThrow(/Expected a string for grammar/);
     expect(() => engine.generate({ promptTokens: prompt, grammar: 'root ::= "a"' as unknown as Grammar })).toThrow(
       /Expected a Grammar/,
     );

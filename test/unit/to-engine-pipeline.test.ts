@@ -3,7 +3,8 @@
 // before and after output, abort on an early break, tool calls and reasoning, the usage hook.
 import { describe, expect, test } from 'vitest';
 import type { GenerateEvent, GenerateOptions } from '../../lib/engine/engine.js';
-import { EngineError, TokenmillError } from '../../lib/engine/errors.js';
+import { EngineError, GrammarError, TokenmillError } from '../../lib/engine/errors.js';
+import type { Grammar } from '../../lib/engine/grammar.js';
 import type { GenerateRequest } from '../../lib/engine/generate-request.js';
 import { prepareChat, runChat, runChatStream } from '../../lib/openai/chat-completions.js';
 import type { ChatContext, ChatModel, ChatStreamItem, ChatUsageRecord } from '../../lib/openai/chat-completions.js';
@@ -183,5 +184,77 @@ describe('chat pipeline over a scripted engine', () => {
     const sys = prepareChat(f.ctx, { messages: [{ role: 'system', content: [{ type: 'text', text: 'be brief' }, { type: 'image_url', image_url: { url: 'x' } }] }, { role: 'user', content: 'hi' }] });
     await runChat(f.ctx, sys);
     expect(String.fromCharCode(...f.calls[0]!.promptTokens)).toContain('be brief');
+  });
+});
+
+// A toy compileGrammar that settles on a later timer (as the worker-thread compile does): `root ::= …`
+// texts compile to a stand-in object; anything else rejects with a GrammarError.
+function withGrammars(f: ReturnType<typeof fixture>) {
+  const compiled: string[] = [];
+  f.ctx.model.compileGrammar = (t: string): Promise<Grammar> => {
+    compiled.push(t);
+    return new Promise((resolve, reject) => setTimeout(() => {
+      if (t.startsWith('root ::= ')) resolve({ text: t } as unknown as Grammar);
+      else reject(Object.assign(new GrammarError(`grammar: bad at line 1, column 1`, 'grammar_invalid', 400), { line: 1, column: 1 }));
+    }, 2));
+  };
+  return compiled;
+}
+
+describe('the structured-outputs grammar compiles asynchronously', () => {
+  test('runChat and runChatStream await the compile and submit the compiled grammar', async () => {
+    const f = fixture(() => [end('yes', 1)]);
+    const compiled = withGrammars(f);
+    const p = prepareChat(f.ctx, body({ structured_outputs: { grammar: 'root ::= "yes"' } }));
+    expect(compiled).toEqual(['root ::= "yes"']);
+    expect(p.grammar).toBeInstanceOf(Promise);
+    expect(p.generate).not.toHaveProperty('grammar');
+    const r = await runChat(f.ctx, p);
+    expect(r.choices[0]!.message.content).toBe('yes');
+    expect((f.calls[0]!.grammar as unknown as { text: string }).text).toBe('root ::= "yes"');
+    const items = await drain(runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true, structured_outputs: { grammar: 'root ::= "no"' } }))));
+    expect(items.length).toBeGreaterThan(0);
+    expect((f.calls[1]!.grammar as unknown as { text: string }).text).toBe('root ::= "no"');
+    // Without structured outputs there is nothing to await and no grammar.
+    const plain = prepareChat(f.ctx, body());
+    expect(plain.grammar).toBeNull();
+    await runChat(f.ctx, plain);
+    expect(f.calls[2]).not.toHaveProperty('grammar');
+  });
+
+  test('a rejected grammar fails the request before the engine: runChat rejects, the stream throws from its first next()', async () => {
+    const f = fixture(() => [end('x', 1)]);
+    withGrammars(f);
+    const bad = { structured_outputs: { grammar: 'oops' } };
+    const p = prepareChat(f.ctx, body(bad)); // does not throw: the compile is still running
+    const e = await runChat(f.ctx, p).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(GrammarError);
+    expect((e as GrammarError).status).toBe(400);
+    const s = runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true, ...bad })));
+    const e2 = await s.next().catch((x: unknown) => x);
+    expect(e2).toBeInstanceOf(GrammarError);
+    expect(f.calls).toHaveLength(0);
+    expect(f.usage).toHaveLength(0);
+    // A prepared request that is never run leaves no unhandled rejection behind (vitest would fail the run).
+    prepareChat(f.ctx, body(bad));
+    await new Promise((r) => setTimeout(r, 10));
+  });
+
+  test('error order holds: 422, 404 and earlier 400s throw synchronously without compiling', () => {
+    const f = fixture(() => [end('x', 1)]);
+    const compiled = withGrammars(f);
+    const g = { structured_outputs: { grammar: 'oops' } };
+    const status = (b: unknown): number | undefined => { try { prepareChat(f.ctx, b); } catch (x) { return (x as TokenmillError).status; } return undefined; };
+    expect(status({ ...body(g), n: 0 })).toBe(422);
+    expect(status(body({ ...g, model: 'nope' }))).toBe(404);
+    expect(status(body({ ...g, priority: 1 }))).toBe(400);
+    expect(status(body({ ...g, max_completion_tokens: 1000 }))).toBe(400);
+    expect(compiled).toEqual([]);
+    // Otherwise the bad grammar is only seen when the run awaits it.
+    expect(status(body(g))).toBeUndefined();
+    expect(compiled).toEqual(['oops']);
+    // A model without compileGrammar refuses structured outputs with a 400, synchronously.
+    f.ctx.model = fixture(() => []).ctx.model;
+    expect(status(body(g))).toBe(400);
   });
 });
