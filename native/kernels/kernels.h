@@ -70,7 +70,24 @@ struct kernel_table {
     void (*attend_f16)(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
                        int32_t block_size, const uint16_t * k_base, const uint16_t * v_base, size_t block_stride,
                        size_t slot_stride, float * out, float * scratch);
+    // attend_f16 for n_heads query heads that share one KV head (grouped-query attention): head g's output
+    // is bit for bit what attend_f16 gives for q + g * head_dim, whatever n_heads is (batch invariance); the
+    // heads only share the loads and F16 conversions of each key and value row.
+    // q: (n_heads, head_dim) F32; out: (n_heads, head_dim); scratch: attend_f16_heads_scratch(n_heads,
+    // head_dim) floats, not aliasing q or out; the other arguments as attend_f16's.
+    // pre: n_heads >= 1 and attend_f16's.
+    void (*attend_f16_heads)(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                             const int32_t * block_table, int32_t block_size, const uint16_t * k_base,
+                             const uint16_t * v_base, size_t block_stride, size_t slot_stride, float * out,
+                             float * scratch);
 };
+
+// Keys whose scores the SIMD attention kernels compute before their serial online softmax walks them.
+constexpr int32_t k_attend_key_chunk = 16;
+
+// Floats of scratch attend_f16_heads needs (any level): per head an accumulator, the F16 query, a chunk of
+// scores, the running max and sum; plus one converted key/value row.
+size_t attend_f16_heads_scratch(int64_t n_heads, int64_t head_dim);
 
 enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2 };
 

@@ -80,7 +80,7 @@ private:
     std::vector<float> proj_;     // (max_tokens, n_embd) output of attn_output / ffn_down
     std::vector<float> gate_;     // (max_tokens, n_ff)
     std::vector<float> up_;       // (max_tokens, n_ff)
-    std::vector<float> vacc_;     // (k_attn_tasks, 2, head_dim) per attention task: attend_f16's scratch (accumulator, F16 query)
+    std::vector<float> vacc_;     // (k_attn_tasks, attend_f16_heads_scratch(n_head / n_head_kv, head_dim)) per attention task: the kernel's scratch
     std::vector<float> out_h_;    // (max_outputs, n_embd) final-normed rows that produce logits
     int32_t n_outputs_ = 0;       // output rows held in out_h_ by the last run()
     std::vector<uint8_t> mm_scratch_;  // matmul's converted activation rows

@@ -69,7 +69,7 @@ llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, th
     proj_.resize(t * hp_.n_embd);
     gate_.resize(t * hp_.n_ff);
     up_.resize(t * hp_.n_ff);
-    vacc_.resize(size_t(k_attn_tasks) * 2 * hp_.head_dim);
+    vacc_.resize(size_t(k_attn_tasks) * kernels::attend_f16_heads_scratch(hp_.n_head / hp_.n_head_kv, hp_.head_dim));
     out_h_.resize(size_t(limits_.max_outputs) * hp_.n_embd);
 
     // Matmul scratch: activation rows converted for the widest (type, n_in) this model multiplies.
@@ -157,49 +157,52 @@ void llama_forward::logits(int32_t first, int32_t count, float * out) {
 }
 
 // Paged causal attention: token t of sequence s at position p attends to positions 0..p of s.
-// Work is cut into k_attn_tasks contiguous ranges of (token, head) pairs of about equal cost, each
-// task with its own scratch.
+// Work is cut into k_attn_tasks contiguous ranges of (token, KV head) pairs of about equal cost, each
+// task with its own scratch; a pair is the group of query heads that share that KV head.
 void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
     const int64_t hd = hp_.head_dim;
     const int64_t n_q = int64_t(hp_.n_head) * hd;
     const int64_t group = hp_.n_head / hp_.n_head_kv;
-    const int64_t n_head = hp_.n_head;
+    const int64_t n_kv_head = hp_.n_head_kv;
     const float scale = 1.0f / std::sqrt(float(hd));
 
     // NOTE(attention): llama.cpp's CPU flash-attention numerics (F16 query, online softmax, F16 value
     // accumulator), so logits match node-llama-cpp's to ~1e-3; the kernel (kernel_table::attend_f16)
-    // documents them. Each (token, head) pair is computed whole by one task over its own sequence's
-    // keys in order, so results do not depend on the batch, the task split or the thread count.
+    // documents them. Each (token, head) is computed whole by one task over its own sequence's keys in
+    // order, and attend_f16_heads gives each head of a group bitwise attend_f16's result, so results do
+    // not depend on the batch, the task split, the grouping or the thread count.
     const size_t slot_stride = size_t(kv_.row_elems());                      // one (n_head_kv, head_dim) row
     const size_t block_stride = size_t(k_kv_block_size) * slot_stride;
     const uint16_t * k_layer = kv_.k_row(layer, 0, 0);   // (n_blocks, block_size, n_head_kv, head_dim) F16
     const uint16_t * v_layer = kv_.v_row(layer, 0, 0);   // (n_blocks, block_size, n_head_kv, head_dim) F16
+    const size_t scratch_floats = kernels::attend_f16_heads_scratch(group, hd);
 
     // Task c takes the pairs whose cumulative cost starts in [total * c / k_attn_tasks, total * (c + 1) /
-    // k_attn_tasks); a token's heads cost the same, so the boundaries are found per token.
+    // k_attn_tasks); a token's KV heads cost the same, so the boundaries are found per token.
     int64_t total = 0;
-    for (int32_t t = 0; t < batch.n_tokens; ++t) total += n_head * (int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead);
+    for (int32_t t = 0; t < batch.n_tokens; ++t) total += n_kv_head * (int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead);
     int64_t bounds[k_attn_tasks + 1];   // (k_attn_tasks + 1) first pair of each task, then n_pairs
     {
         int64_t cum = 0, c = 0;
         for (int32_t t = 0; t < batch.n_tokens; ++t) {
             const int64_t cost = int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead;
-            for (int64_t h = 0; h < n_head; ++h, cum += cost) {
-                // pair (t, h) starts at cum; tasks whose share starts at or before it begin no later.
-                while (c <= k_attn_tasks - 1 && total * c <= cum * k_attn_tasks) bounds[c++] = int64_t(t) * n_head + h;
+            for (int64_t kvh = 0; kvh < n_kv_head; ++kvh, cum += cost) {
+                // pair (t, kvh) starts at cum; tasks whose share starts at or before it begin no later.
+                while (c <= k_attn_tasks - 1 && total * c <= cum * k_attn_tasks) bounds[c++] = int64_t(t) * n_kv_head + kvh;
             }
         }
-        for (; c <= k_attn_tasks; ++c) bounds[c] = int64_t(batch.n_tokens) * n_head;
+        for (; c <= k_attn_tasks; ++c) bounds[c] = int64_t(batch.n_tokens) * n_kv_head;
     }
     pool_.parallel_for(k_attn_tasks, [&](int64_t task) {
-        float * scratch = vacc_.data() + task * 2 * hd;   // (2, head_dim) this task's kernel scratch
+        float * scratch = vacc_.data() + size_t(task) * scratch_floats;   // this task's kernel scratch
         for (int64_t pair = bounds[task]; pair < bounds[task + 1]; ++pair) {
-            const int64_t t = pair / n_head, h = pair % n_head;
+            const int64_t t = pair / n_kv_head, kvh = pair % n_kv_head;
             const seq_blocks & s = batch.seqs[batch.seq_index[t]];
-            const int64_t kv_off = (h / group) * hd;
-            kt_.attend_f16(q_.data() + t * n_q + h * hd, hd, scale, batch.positions[t] + 1, s.table, k_kv_block_size,
-                           k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride,
-                           attn_.data() + t * n_q + h * hd, scratch);
+            const int64_t kv_off = kvh * hd;
+            const int64_t h0 = kvh * group;   // first query head of this KV head's group
+            kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, batch.positions[t] + 1, s.table,
+                                 k_kv_block_size, k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride,
+                                 attn_.data() + t * n_q + h0 * hd, scratch);
         }
     });
 }

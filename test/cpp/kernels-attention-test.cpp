@@ -1,6 +1,7 @@
 // attend_f16 (paged causal attention over an F16 cache): the reference against the per-key scalar formula
 // it replaced (bit for bit) and a double-precision softmax, every SIMD variant the machine runs against
 // the reference, independence from the physical block layout and from scratch contents, preconditions.
+// attend_f16_heads (a group of query heads over one KV head): bit for bit its level's attend_f16 per head.
 #include "check.h"
 
 #include "base/cpu-features.h"
@@ -248,5 +249,70 @@ TM_TEST("kernels: attend_f16 rejects an empty context or head") {
     for (const variant & var : all) {
         CHECK_THROWS_CODE(var.t.attend_f16(q, 8, 1.0f, 0, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);
         CHECK_THROWS_CODE(var.t.attend_f16(q, 0, 1.0f, 1, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);
+    }
+}
+
+namespace {
+
+// n_heads queries for one KV head: head 0 is the cache's own query (the one `rising` ramps keys along),
+// the others random of the same magnitude, and one the negated query (its maximum moves differently).
+std::vector<float> group_queries(const paged_cache & c, int64_t n_heads, float q_mag, std::mt19937 & rng) {
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> q(size_t(n_heads * c.head_dim));   // (n_heads, head_dim)
+    for (int64_t g = 0; g < n_heads; ++g)
+        for (int64_t i = 0; i < c.head_dim; ++i)
+            q[size_t(g * c.head_dim + i)] = g == 0 ? c.q[size_t(i)] : g == 1 ? -c.q[size_t(i)] : u(rng) * q_mag;
+    return q;
+}
+
+} // namespace
+
+TM_TEST("kernels: attend_f16_heads equals attend_f16 per head bit for bit at every level") {
+    std::mt19937 rng(15);
+    std::vector<variant> all = simd_variants();
+    all.insert(all.begin(), variant{"baseline", kernels_for(isa_level::baseline)});
+    const int32_t ctxs[] = {1, 2, 16, 17, 33, 257, 1000};
+    int64_t checked = 0;
+    for (int64_t hd : {int64_t(8), int64_t(20), int64_t(64), int64_t(96), int64_t(128)})
+        for (int32_t n_ctx : ctxs)
+            for (float qm : q_mags)
+                for (bool rising : {false, true}) {
+                    const paged_cache c = make_cache(hd, n_ctx, qm, rising, rng);
+                    const float scale = 1.0f / std::sqrt(float(hd));
+                    for (int64_t n_heads : {int64_t(1), int64_t(3), int64_t(4), int64_t(8)}) {
+                        const std::vector<float> q = group_queries(c, n_heads, qm, rng);
+                        for (const variant & var : all) {
+                            // Scratch starts as NaN: a read of anything the kernel did not write shows.
+                            std::vector<float> out(q.size(), -7.0f),
+                                scratch(attend_f16_heads_scratch(n_heads, hd), std::nanf(""));
+                            var.t.attend_f16_heads(q.data(), n_heads, hd, scale, c.n_ctx, c.table.data(), k_block,
+                                                   c.k_base(), c.v_base(), c.block_stride(), c.slot_stride(),
+                                                   out.data(), scratch.data());
+                            std::vector<float> one(static_cast<size_t>(hd)), one_scratch(static_cast<size_t>(2 * hd));
+                            for (int64_t g = 0; g < n_heads; ++g) {
+                                var.t.attend_f16(q.data() + g * hd, hd, scale, c.n_ctx, c.table.data(), k_block,
+                                                 c.k_base(), c.v_base(), c.block_stride(), c.slot_stride(), one.data(),
+                                                 one_scratch.data());
+                                for (int64_t i = 0; i < hd; ++i) CHECK_EQ(out[size_t(g * hd + i)], one[size_t(i)]);
+                                ++checked;
+                            }
+                        }
+                    }
+                }
+    CHECK(checked > 0);
+}
+
+TM_TEST("kernels: attend_f16_heads rejects no heads, an empty context or head") {
+    std::vector<variant> all = simd_variants();
+    all.insert(all.begin(), variant{"baseline", kernels_for(isa_level::baseline)});
+    const float q[16] = {0};
+    const uint16_t kv[8] = {0};
+    const int32_t table[1] = {0};
+    float out[16], scratch[128];
+    CHECK(attend_f16_heads_scratch(2, 8) <= 128);
+    for (const variant & var : all) {
+        CHECK_THROWS_CODE(var.t.attend_f16_heads(q, 0, 8, 1.0f, 1, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);
+        CHECK_THROWS_CODE(var.t.attend_f16_heads(q, 2, 8, 1.0f, 0, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);
+        CHECK_THROWS_CODE(var.t.attend_f16_heads(q, 2, 0, 1.0f, 1, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);
     }
 }

@@ -120,4 +120,19 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
     for (; i < head_dim; ++i) out[i] = acc[i] * inv;
 }
 
+// The heads one after another (no shared loads at this level; AVX-512 machines run the grouped kernel).
+void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                      const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
+                      size_t block_stride, size_t slot_stride, float * out, float * scratch) {
+    // pre: n_heads >= 1 and attend_f16's (the reference checks and throws)
+    if (n_heads < 1 || head_dim < 1 || n_ctx < 1 || block_size < 1) {
+        ref::attend_f16_heads(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base,
+                              block_stride, slot_stride, out, scratch);
+        return;
+    }
+    for (int64_t g = 0; g < n_heads; ++g)
+        attend_f16(q + g * head_dim, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride,
+                   slot_stride, out + g * head_dim, scratch);
+}
+
 } // namespace tmill::kernels::avx2

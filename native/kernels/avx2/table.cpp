@@ -22,6 +22,7 @@ void fill(kernel_table & t) {
     t.dot_f32_f16 = dot_f32_f16;
     t.axpy_f16 = axpy_f16;
     t.attend_f16 = attend_f16;
+    t.attend_f16_heads = attend_f16_heads;
 }
 
 } // namespace tmill::kernels::avx2

@@ -29,5 +29,8 @@ void axpy_f16(float a, const uint16_t * x, float * y, int64_t n);
 void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
                 int32_t block_size, const uint16_t * k_base, const uint16_t * v_base, size_t block_stride,
                 size_t slot_stride, float * out, float * scratch);
+void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                      const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
+                      size_t block_stride, size_t slot_stride, float * out, float * scratch);
 
 } // namespace tmill::kernels::avx512

@@ -57,4 +57,15 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
     for (int64_t i = 0; i < head_dim; ++i) out[i] = acc[i] * inv;
 }
 
+// The heads one after another: attend_f16_heads is defined as attend_f16 per head.
+void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                      const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
+                      size_t block_stride, size_t slot_stride, float * out, float * scratch) {
+    // pre: n_heads >= 1 (attend_f16 checks the rest)
+    TM_CHECK(n_heads >= 1, invalid_argument, "attend_f16_heads: n_heads must be positive");
+    for (int64_t g = 0; g < n_heads; ++g)
+        attend_f16(q + g * head_dim, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride,
+                   slot_stride, out + g * head_dim, scratch);
+}
+
 } // namespace tmill::kernels::ref
