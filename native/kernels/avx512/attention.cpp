@@ -161,28 +161,41 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
     for (; i < head_dim; ++i) out[i] = acc[i] * inv;
 }
 
-// NOTE(attention): grouped-query heads share one KV head, so each key and value row is converted from F16
-// once (into an F32 row, exactly) and used by every head; per head the arithmetic is attend_f16's, step for
-// step (same F16 query, dot lanes and reduction, expf calls, F16 rounding after each update, S = fma(S, ms,
-// vs), out = acc · (1/S)), so each head's output is bitwise attend_f16's whatever the group size. Walking
-// the heads inside the key loop also gives the out-of-order core n_heads independent softmax chains where
-// attend_f16 has one.
-void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
-                      const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
-                      size_t block_stride, size_t slot_stride, float * out, float * scratch) {
-    // pre: n_heads >= 1, head_dim >= 1, n_ctx >= 1, block_size >= 1 (the reference checks and throws)
-    if (n_heads < 1 || head_dim < 1 || n_ctx < 1 || block_size < 1) {
-        ref::attend_f16_heads(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base,
-                              block_stride, slot_stride, out, scratch);
-        return;
+namespace {
+
+// One step of attend_f16's online softmax for one head: score s against running max m and sum S;
+// returns vs and sets ms (the factor acc was scaled by; a new maximum rescales acc here).
+inline float softmax_step(float s, bool first, float & m, float & sum, float * acc, int64_t hd, float & ms) {
+    float vs;
+    ms = 1.0f;
+    if (s > m) {
+        const float m_old = m;
+        m = s;
+        ms = first ? 0.0f : expf(m_old - s);
+        // The first key finds acc at zero; a factor of exactly 1 leaves F16 values unchanged.
+        if (!first && ms != 1.0f) scale_acc(acc, ms, hd);
+        vs = 1.0f;
+    } else {
+        vs = expf(s - m);
     }
-    const int64_t hd = head_dim;
+    return vs;
+}
+
+// The grouped kernel for head_dim = 16 * NV (NV a multiple of 4: dot_q_k has no leftovers), or any
+// head_dim when NV == 0. With NV > 0 each key and value row lives in NV registers while the heads use it
+// and the loops are unrolled; the operations and their order are dot_q_k's and mad_acc's.
+template <int NV>
+void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                  const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
+                  size_t block_stride, size_t slot_stride, float * out, float * scratch) {
+    static_assert(NV % 4 == 0, "head_dim must be a multiple of 64");
+    const int64_t hd = NV > 0 ? int64_t(16 * NV) : head_dim;
     float * acc = scratch;                  // (n_heads, head_dim) value accumulators, F16-representable values
     float * q16 = acc + n_heads * hd;       // (n_heads, head_dim) queries rounded to F16
     float * sc = q16 + n_heads * hd;        // (n_heads, k_chunk) scores of the current chunk's keys
     float * m = sc + n_heads * k_chunk;     // (n_heads) running maxima
     float * sum = m + n_heads;              // (n_heads) running sums S
-    float * row = sum + n_heads;            // (head_dim) the key or value row being used, as F32
+    float * row = sum + n_heads;            // (head_dim) the key or value row being used, as F32 (NV == 0)
     for (int64_t g = 0; g < n_heads; ++g) {
         const float * qg = q + g * hd;
         float * q16g = q16 + g * hd;
@@ -203,28 +216,49 @@ void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float 
         for (int32_t c = 0; c < nj; ++c) {
             const int32_t j = j0 + c;
             rows[c] = size_t(block_table[j / block_size]) * block_stride + size_t(j % block_size) * slot_stride;
-            convert_row(k_base + rows[c], row, hd);
-            for (int64_t g = 0; g < n_heads; ++g) sc[g * k_chunk + c] = dot_q_kf(q16 + g * hd, row, hd) * scale;
+            if constexpr (NV > 0) {
+                __m512 k[NV > 0 ? NV : 1];   // (NV, 16) the key row
+                for (int b = 0; b < NV; ++b) k[b] = load16_f16(k_base + rows[c] + 16 * b);
+                for (int64_t g = 0; g < n_heads; ++g) {
+                    const float * qg = q16 + g * hd;
+                    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+                    for (int b = 0; b < NV; b += 4) {
+                        a0 = _mm512_fmadd_ps(k[b], _mm512_loadu_ps(qg + 16 * b), a0);
+                        a1 = _mm512_fmadd_ps(k[b + 1], _mm512_loadu_ps(qg + 16 * b + 16), a1);
+                        a2 = _mm512_fmadd_ps(k[b + 2], _mm512_loadu_ps(qg + 16 * b + 32), a2);
+                        a3 = _mm512_fmadd_ps(k[b + 3], _mm512_loadu_ps(qg + 16 * b + 48), a3);
+                    }
+                    sc[g * k_chunk + c] =
+                        _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a2), _mm512_add_ps(a1, a3))) * scale;
+                }
+            } else {
+                convert_row(k_base + rows[c], row, hd);
+                for (int64_t g = 0; g < n_heads; ++g) sc[g * k_chunk + c] = dot_q_kf(q16 + g * hd, row, hd) * scale;
+            }
         }
         for (int32_t c = 0; c < nj; ++c) {
             const bool first = j0 + c == 0;
-            convert_row(v_base + rows[c], row, hd);
-            for (int64_t g = 0; g < n_heads; ++g) {
-                float * accg = acc + g * hd;
-                const float s = sc[g * k_chunk + c];
-                float ms = 1.0f, vs;
-                if (s > m[g]) {
-                    const float m_old = m[g];
-                    m[g] = s;
-                    ms = first ? 0.0f : expf(m_old - s);
-                    // The first key finds acc at zero; a factor of exactly 1 leaves F16 values unchanged.
-                    if (!first && ms != 1.0f) scale_acc(accg, ms, hd);
-                    vs = 1.0f;
-                } else {
-                    vs = expf(s - m[g]);
+            if constexpr (NV > 0) {
+                __m512 v[NV > 0 ? NV : 1];   // (NV, 16) the value row
+                for (int b = 0; b < NV; ++b) v[b] = load16_f16(v_base + rows[c] + 16 * b);
+                for (int64_t g = 0; g < n_heads; ++g) {
+                    float * accg = acc + g * hd;
+                    float ms;
+                    const float vs = softmax_step(sc[g * k_chunk + c], first, m[g], sum[g], accg, hd, ms);
+                    const __m512 vs16 = _mm512_set1_ps(vs);
+                    for (int b = 0; b < NV; ++b)
+                        _mm512_storeu_ps(accg + 16 * b, round_f16(_mm512_fmadd_ps(v[b], vs16, _mm512_loadu_ps(accg + 16 * b))));
+                    sum[g] = fma1(sum[g], ms, vs);
                 }
-                mad_acc_f(accg, row, vs, hd);
-                sum[g] = fma1(sum[g], ms, vs);
+            } else {
+                convert_row(v_base + rows[c], row, hd);
+                for (int64_t g = 0; g < n_heads; ++g) {
+                    float * accg = acc + g * hd;
+                    float ms;
+                    const float vs = softmax_step(sc[g * k_chunk + c], first, m[g], sum[g], accg, hd, ms);
+                    mad_acc_f(accg, row, vs, hd);
+                    sum[g] = fma1(sum[g], ms, vs);
+                }
             }
         }
     }
@@ -238,6 +272,28 @@ void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float 
         for (; i + 8 <= hd; i += 8) _mm256_storeu_ps(og + i, _mm256_mul_ps(_mm256_loadu_ps(accg + i), vinv));
         for (; i < hd; ++i) og[i] = accg[i] * inv;
     }
+}
+
+} // namespace
+
+// NOTE(attention): grouped-query heads share one KV head, so each key and value row is converted from F16
+// once (exactly, to F32) and used by every head; per head the arithmetic is attend_f16's, step for step
+// (same F16 query, dot lanes and reduction, expf calls, F16 rounding after each update, S = fma(S, ms,
+// vs), out = acc · (1/S)), so each head's output is bitwise attend_f16's whatever the group size. Walking
+// the heads inside the key loop also gives the out-of-order core n_heads independent softmax chains where
+// attend_f16 has one. Head dims 64 and 128 (most models) keep the row in registers, loops unrolled.
+void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                      const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
+                      size_t block_stride, size_t slot_stride, float * out, float * scratch) {
+    // pre: n_heads >= 1, head_dim >= 1, n_ctx >= 1, block_size >= 1 (the reference checks and throws)
+    if (n_heads < 1 || head_dim < 1 || n_ctx < 1 || block_size < 1) {
+        ref::attend_f16_heads(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base,
+                              block_stride, slot_stride, out, scratch);
+        return;
+    }
+    auto kernel = head_dim == 64 ? attend_heads<4> : head_dim == 128 ? attend_heads<8> : attend_heads<0>;
+    kernel(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride, slot_stride,
+           out, scratch);
 }
 
 } // namespace tmill::kernels::avx512
