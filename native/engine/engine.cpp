@@ -86,7 +86,8 @@ engine_impl::engine_impl(std::shared_ptr<const model> m, const engine_params & p
     positions_.resize(size_t(params_.max_num_batched_tokens));
     seq_index_.resize(size_t(params_.max_num_batched_tokens));
     seqs_.resize(size_t(params_.max_num_seqs));
-    output_rows_.resize(size_t(params_.max_num_seqs));
+    // Sampled rows (one per sequence) plus prompt-logprob rows (one per prompt token in the batch).
+    output_rows_.resize(size_t(limits_of(params_, max_model_len_).max_outputs));
     logits_.resize(size_t(params_.max_num_seqs) * model_->hp->n_vocab);
     sampled_.reserve(size_t(params_.max_num_seqs));
     row_copy_.resize(model_->hp->n_vocab);

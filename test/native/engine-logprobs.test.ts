@@ -53,6 +53,32 @@ describe('logprobs', () => {
     }
   });
 
+  it('prompt logprobs when the prompt has more rows than maxNumSeqs (output rows sized by the batch, not the sequences)', async () => {
+    const logits = await model.evaluate(promptTokens);
+    for (const options of [{ maxNumSeqs: 2 }, { maxNumSeqs: 4, maxNumBatchedTokens: 8 }]) {
+      const small = await Engine.create(model, { kvCacheMemory: 4 << 20, threads: 1, ...options });
+      try {
+        const runs = await Promise.all(
+          [0, 1, 2].map(async () => {
+            const events: GenerateEvent[] = [];
+            for await (const ev of small.generate({ promptTokens, maxTokens: 2, temperature: 0, promptLogprobs: 2 })) events.push(ev);
+            return events.find((e) => e.promptLogprobs)!.promptLogprobs!;
+          }),
+        );
+        for (const pl of runs) {
+          expect(pl.length).toBe(promptTokens.length - 1);
+          for (let p = 0; p < promptTokens.length - 1; p++) {
+            const ls = logSoftmax(logits.subarray(p * V, (p + 1) * V));
+            expect(pl[p]!.token).toBe(promptTokens[p + 1]);
+            expect(pl[p]!.logprob).toBeCloseTo(ls[pl[p]!.token]!, 4);
+          }
+        }
+      } finally {
+        await small.close();
+      }
+    }
+  });
+
   it('prompt logprobs are complete even when the prompt is in the prefix cache (no hit is used)', async () => {
     await run({ promptTokens, maxTokens: 1, temperature: 0 });
     const events = await run({ promptTokens, maxTokens: 1, temperature: 0, promptLogprobs: 0 });
