@@ -49,7 +49,7 @@ struct kernel_table {
     // y (n) = a + b; y may alias a or b.
     void (*add)(const float * a, const float * b, float * y, int64_t n);
     // x: (n_rows, n_head, head_dim) rotated in place; pos: (n_rows) position of each row. The first
-    // n_rot dims of each head rotate (n_rot even, <= head_dim, <= 1024); the rest pass through.
+    // n_rot dims of each head rotate (n_rot even, <= head_dim, <= k_rope_max_rot); the rest pass through.
     // theta_i = pos * freq_scale * freq_base^(-2i/n_rot).
     void (*rope)(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot,
                  const int32_t * pos, float freq_base, float freq_scale, rope_style style);
@@ -81,6 +81,9 @@ struct kernel_table {
                              const uint16_t * v_base, size_t block_stride, size_t slot_stride, float * out,
                              float * scratch);
 };
+
+// The most dims rope rotates per head (its angle caches live on the stack).
+constexpr int64_t k_rope_max_rot = 1024;
 
 // Keys whose scores the SIMD attention kernels compute before their serial online softmax walks them.
 constexpr int32_t k_attend_key_chunk = 16;

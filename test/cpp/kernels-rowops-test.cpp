@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -146,6 +148,48 @@ TM_TEST("kernels: rope rotates normal and neox pairs by the ggml angles") {
         }
         std::vector<float> z(16);
         CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, 7, pos, base, 1.0f, rope_style::normal), invalid_argument);
+    }
+}
+
+// Every level's rope is the reference's bit for bit: the same angles (the SIMD levels call the reference's
+// cache helpers) and the same rounded products, whatever the vector width leaves as a tail.
+TM_TEST("kernels: rope equals the reference bit for bit on every level") {
+    std::mt19937 rng(9);
+    std::uniform_int_distribution<int32_t> position(0, 200000);
+    const kernel_table ref = kernels_for(isa_level::baseline);
+    const int64_t n_rows = 7, n_head = 3;
+    int32_t pos[n_rows];
+    struct shape { int64_t head_dim, n_rot; };
+    const shape shapes[] = {{8, 8}, {8, 6}, {8, 2}, {64, 64}, {64, 32}, {64, 18}, {80, 80}, {80, 40},
+                            {80, 34}, {128, 128}, {128, 64}, {128, 126}, {128, 0}, {2048, 1024}};
+    const float bases[] = {10000.0f, 500000.0f, 1000000.0f};
+    const float scales[] = {1.0f, 0.25f, 1.0f / 3.0f};
+    int case_no = 0;
+    for (const shape & sh : shapes) {
+        for (rope_style style : {rope_style::normal, rope_style::neox}) {
+            const float base = bases[case_no % 3], fscale = scales[(case_no / 3) % 3];
+            ++case_no;
+            for (int64_t r = 0; r < n_rows; ++r) pos[r] = r < 2 ? int32_t(r) : position(rng);
+            const auto x = random_vec(n_rows * n_head * sh.head_dim, -4, 4, rng);
+            std::vector<float> want = x;
+            ref.rope(want.data(), n_rows, n_head, sh.head_dim, sh.n_rot, pos, base, fscale, style);
+            for (const kernel_table & k : tables()) {
+                std::vector<float> got = x;
+                k.rope(got.data(), n_rows, n_head, sh.head_dim, sh.n_rot, pos, base, fscale, style);
+                int bad = 0;
+                for (size_t i = 0; i < got.size(); ++i) bad += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
+                if (bad) std::fprintf(stderr, "    %s: head_dim %lld n_rot %lld style %d: %d values differ\n", k.isa,
+                                      (long long)sh.head_dim, (long long)sh.n_rot, int(style), bad);
+                CHECK_EQ(bad, 0);
+            }
+        }
+    }
+    // A bad n_rot fails with invalid_argument on every level, before touching x.
+    std::vector<float> z(2048);
+    for (const kernel_table & k : tables()) {
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, 18, pos, 10000.0f, 1.0f, rope_style::neox), invalid_argument);
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, -2, pos, 10000.0f, 1.0f, rope_style::normal), invalid_argument);
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 2048, 1026, pos, 10000.0f, 1.0f, rope_style::normal), invalid_argument);
     }
 }
 

@@ -28,6 +28,8 @@ void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps);
 void softmax(float * x, int64_t n);
 void silu_mul(const float * a, const float * b, float * y, int64_t n);
 void add(const float * a, const float * b, float * y, int64_t n);
+void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
+          float freq_base, float freq_scale, rope_style style);
 float dot_f32(const float * a, const float * b, int64_t n);
 void axpy_f32(float a, const float * x, float * y, int64_t n);
 float dot_f32_f16(const float * a, const uint16_t * b, int64_t n);

@@ -1,4 +1,4 @@
-// Fills the kernel table with the AVX2 variants (rope stays the reference: it is not hot).
+// Fills the kernel table with the AVX2 variants (every entry).
 #include "kernels/avx2/avx2.h"
 
 namespace tmill::kernels::avx2 {
@@ -17,6 +17,7 @@ void fill(kernel_table & t) {
     t.softmax = softmax;
     t.silu_mul = silu_mul;
     t.add = add;
+    t.rope = rope;
     t.dot_f32 = dot_f32;
     t.axpy_f32 = axpy_f32;
     t.dot_f32_f16 = dot_f32_f16;

@@ -1,6 +1,7 @@
 // AVX-512 (F/BW/VL/DQ + VNNI) kernels (compiled with the AVX2 flags plus -mavx512f -mavx512bw
 // -mavx512vl -mavx512dq -mavx512vnni; call only when cpu_features_get().avx512). Contracts as the
-// matching kernel_table entries in kernels/kernels.h. K-quant matmuls use the AVX2 variants.
+// matching kernel_table entries in kernels/kernels.h. K-quant matmuls and quantize_q8_0 use the
+// AVX2 variants.
 #pragma once
 
 #include "kernels/kernels.h"
@@ -22,6 +23,8 @@ void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps);
 void softmax(float * x, int64_t n);
 void silu_mul(const float * a, const float * b, float * y, int64_t n);
 void add(const float * a, const float * b, float * y, int64_t n);
+void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
+          float freq_base, float freq_scale, rope_style style);
 float dot_f32(const float * a, const float * b, int64_t n);
 void axpy_f32(float a, const float * x, float * y, int64_t n);
 float dot_f32_f16(const float * a, const uint16_t * b, int64_t n);

@@ -1,4 +1,4 @@
-// Fills the kernel table with the AVX-512 variants; K-quant matmuls and rope keep the lower levels'.
+// Fills the kernel table with the AVX-512 variants; K-quant matmuls and quantize_q8_0 keep the AVX2 ones.
 #include "kernels/avx512/avx512.h"
 
 namespace tmill::kernels::avx512 {
@@ -13,6 +13,7 @@ void fill(kernel_table & t) {
     t.softmax = softmax;
     t.silu_mul = silu_mul;
     t.add = add;
+    t.rope = rope;
     t.dot_f32 = dot_f32;
     t.axpy_f32 = axpy_f32;
     t.dot_f32_f16 = dot_f32_f16;

@@ -30,6 +30,11 @@ void silu_mul(const float * a, const float * b, float * y, int64_t n);
 void add(const float * a, const float * b, float * y, int64_t n);
 void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
           float freq_base, float freq_scale, rope_style style);
+// rope's two halves, shared by every level so that all rotate by bitwise the same angles: the angle step
+// base^(-2/n_rot), after checking n_rot as the table entry requires (throws invalid_argument), and one
+// row's cos/sin of freq_scale * theta_i by ggml's recurrence, i in [0, half).
+float rope_theta_scale(int64_t head_dim, int64_t n_rot, float freq_base);
+void rope_angles(int32_t pos, float theta_scale, float freq_scale, int64_t half, float * cos_out, float * sin_out);
 float dot_f32(const float * a, const float * b, int64_t n);
 void axpy_f32(float a, const float * x, float * y, int64_t n);
 float dot_f32_f16(const float * a, const uint16_t * b, int64_t n);

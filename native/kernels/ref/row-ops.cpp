@@ -36,22 +36,31 @@ void add(const float * a, const float * b, float * y, int64_t n) {
 
 // NOTE(rope): the angles follow ggml's recurrence (theta_0 = pos, theta_{i+1} = theta_i * base^(-2/n_rot),
 // each scaled by freq_scale) so positions rotate as llama.cpp rotates them; the cos/sin cache is
-// computed once per row and shared by all heads.
+// computed once per row and shared by all heads. The SIMD levels call rope_theta_scale and rope_angles
+// too, so every level rotates by bitwise the same cos/sin (and rejects a bad n_rot the same way).
+float rope_theta_scale(int64_t head_dim, int64_t n_rot, float freq_base) {
+    TM_CHECK(n_rot >= 0 && n_rot % 2 == 0 && n_rot <= head_dim && n_rot <= k_rope_max_rot, invalid_argument,
+             "rope: n_rot must be even, <= head_dim and <= 1024");
+    return std::pow(freq_base, -2.0f / float(n_rot));
+}
+
+void rope_angles(int32_t pos, float theta_scale, float freq_scale, int64_t half, float * cos_out, float * sin_out) {
+    float theta = float(pos);
+    for (int64_t i = 0; i < half; ++i) {
+        const float angle = freq_scale * theta;
+        cos_out[i] = std::cos(angle);
+        sin_out[i] = std::sin(angle);
+        theta *= theta_scale;
+    }
+}
+
 void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
           float freq_base, float freq_scale, rope_style style) {
-    TM_CHECK(n_rot >= 0 && n_rot % 2 == 0 && n_rot <= head_dim && n_rot <= 1024, invalid_argument,
-             "rope: n_rot must be even, <= head_dim and <= 1024");
-    float cos_cache[512], sin_cache[512];  // (n_rot / 2)
-    const float theta_scale = std::pow(freq_base, -2.0f / float(n_rot));
+    const float theta_scale = rope_theta_scale(head_dim, n_rot, freq_base);
+    float cos_cache[k_rope_max_rot / 2], sin_cache[k_rope_max_rot / 2];  // (n_rot / 2)
     const int64_t half = n_rot / 2;
     for (int64_t r = 0; r < n_rows; ++r) {
-        float theta = float(pos[r]);
-        for (int64_t i = 0; i < half; ++i) {
-            const float angle = freq_scale * theta;
-            cos_cache[i] = std::cos(angle);
-            sin_cache[i] = std::sin(angle);
-            theta *= theta_scale;
-        }
+        rope_angles(pos[r], theta_scale, freq_scale, half, cos_cache, sin_cache);
         for (int64_t h = 0; h < n_head; ++h) {
             float * v = x + (r * n_head + h) * head_dim;
             for (int64_t i = 0; i < half; ++i) {
