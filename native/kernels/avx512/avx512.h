@@ -1,7 +1,6 @@
 // AVX-512 (F/BW/VL/DQ + VNNI) kernels (compiled with the AVX2 flags plus -mavx512f -mavx512bw
 // -mavx512vl -mavx512dq -mavx512vnni; call only when cpu_features_get().avx512). Contracts as the
-// matching kernel_table entries in kernels/kernels.h. K-quant matmuls and quantize_q8_0 use the
-// AVX2 variants.
+// matching kernel_table entries in kernels/kernels.h. K-quant matmuls use the AVX2 variants.
 #pragma once
 
 #include "kernels/kernels.h"
@@ -18,6 +17,7 @@ void matmul_rows_q8_0(const void * w, size_t w_row_bytes, const void * x, size_t
                       int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
 void matmul_rows_q4_0(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
                       int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void quantize_q8_0(const float * x, void * y, int64_t n);
 
 void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps);
 void softmax(float * x, int64_t n);
