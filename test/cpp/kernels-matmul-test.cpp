@@ -215,14 +215,21 @@ TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") 
                                   (const void *)t.matmul_q5_k, (const void *)t.matmul_q6_k, (const void *)t.rmsnorm,
                                   (const void *)t.softmax, (const void *)t.silu_mul, (const void *)t.add, (const void *)t.rope,
                                   (const void *)t.dot_f32, (const void *)t.axpy_f32, (const void *)t.dot_f32_f16,
-                                  (const void *)t.axpy_f16, (const void *)t.quantize_q8_0, (const void *)t.attend_f16};
+                                  (const void *)t.axpy_f16, (const void *)t.quantize_q8_0, (const void *)t.attend_f16,
+                                  (const void *)t.attend_f16_heads};
         for (const void * e : entries) CHECK(e != nullptr);
+    }
+    if (cpu_features_get().avx2) {
+        const kernel_table t = kernels_for(isa_level::avx2);
+        CHECK(t.rope == &avx2::rope);
+        CHECK(t.quantize_q8_0 == &avx2::quantize_q8_0);
     }
     if (cpu_features_get().avx512) {
         const kernel_table t = kernels_for(isa_level::avx512);
         CHECK(t.matmul_q8_0 == &avx512::matmul_rows_q8_0);
         CHECK(t.matmul_q4_k == &avx2::matmul_rows_q4_k);  // no AVX-512 variant: the AVX2 one
-        CHECK(t.rope == &ref::rope);
+        CHECK(t.rope == &avx512::rope);
+        CHECK(t.quantize_q8_0 == &avx512::quantize_q8_0);
     }
 }
 
