@@ -9,6 +9,11 @@
 
 #include <immintrin.h>
 
+// GCC 12's avx512fintrin.h builds _mm512_max_ps and _mm512_extractf32x8_ps on self-initialised
+// "undefined" vectors, which -Wuninitialized reports as uninitialised; those lanes are never read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace tmill::kernels::avx512 {
 
 void quantize_q8_0(const float * x, void * y, int64_t n) {
