@@ -87,8 +87,9 @@ private:
     void emit(engine_record && rec);
     // Marks choice `seq` finished with `reason` and fills rec's finish fields; true when it was the last.
     bool finish_choice(active_request & a, int32_t seq, engine_finish reason, engine_record & rec);
-    // Ends every live choice of `a` with `reason` (abort, close), emitting one record each.
-    void finish_all(active_request & a, engine_finish reason);
+    // Ends every live choice of `a` with `reason` (abort, close, error), emitting one record each; an
+    // error names its code and message on every record.
+    void finish_all(active_request & a, engine_finish reason, const char * error_code = "", const std::string & error_message = {});
     void sample_entry(active_request & a, int32_t seq, const float * logits);
     // Prompt logprobs for the output rows [first, first + count) listed in prompt_rows_.
     void score_prompt_rows(int32_t first, int32_t count);

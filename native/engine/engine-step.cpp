@@ -106,12 +106,16 @@ bool engine_impl::finish_choice(active_request & a, int32_t seq, engine_finish r
     return rec.done;
 }
 
-void engine_impl::finish_all(active_request & a, engine_finish reason) {
+void engine_impl::finish_all(active_request & a, engine_finish reason, const char * error_code, const std::string & error_message) {
     for (int32_t c = 0; c < int32_t(a.choices.size()); ++c) {
         if (a.choices[size_t(c)].finished) continue;
         engine_record rec;
         rec.id = a.req.id;
         rec.seq = c;
+        if (reason == engine_finish::error) {
+            rec.error_code = error_code;
+            rec.error_message = error_message;
+        }
         finish_choice(a, c, reason, rec);
         emit(std::move(rec));
     }
@@ -166,7 +170,10 @@ void engine_impl::score_prompt_rows(int32_t first, int32_t count) {
 void engine_impl::step() {
     scheduler_.schedule(plan_);
     for (const sched::rejected_request & rej : plan_.rejected) {
-        fail(rej.request_id, "invalid_argument", rej.message);
+        // Every live choice ends with the error, with its usage: besides a prompt larger than the pool,
+        // this is an n > 1 request preempted after its choices forked (recomputed, they no longer share
+        // the prompt's blocks), whose choices have already streamed tokens.
+        finish_all(*active_.at(rej.request_id), engine_finish::error, "invalid_argument", rej.message);
         active_.erase(rej.request_id);
     }
     if (plan_.entries.empty()) {

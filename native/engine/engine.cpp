@@ -197,8 +197,8 @@ void engine_impl::run() {
             } catch (const std::exception & e) {
                 const std::string message = std::string("engine step failed: ") + e.what();
                 for (auto & [id, a] : active_) {
+                    finish_all(*a, engine_finish::error, "engine_fault", message);
                     scheduler_.abort(id);
-                    fail(id, "engine_fault", message);
                 }
                 active_.clear();
             }
