@@ -84,6 +84,7 @@ private:
     bool take_commands(bool block);
     void admit(engine_request && request);
     void step();
+    // Queues a record for the caller; publish() hands it over.
     void emit(engine_record && rec);
     // Marks choice `seq` finished with `reason` and fills rec's finish fields; true when it was the last.
     bool finish_choice(active_request & a, int32_t seq, engine_finish reason, engine_record & rec);
@@ -101,6 +102,9 @@ private:
     bool beam_advance(active_request & a);
     void beam_finish(active_request & a);
     void publish_stats();
+    // Publishes the stats, then moves the queued records to the outbox (notifying once): a caller woken
+    // by a record already sees the state it reports (a finished or aborted request no longer counted).
+    void publish();
 
     std::shared_ptr<const model> model_;
     engine_params params_;
@@ -136,6 +140,7 @@ private:
     std::vector<float> logits_;                    // (max_num_seqs, n_vocab)
     std::vector<int32_t> sampled_;                 // (plan.n_samples)
     std::vector<engine_record> records_;           // (sequences sampled this step) before emit
+    std::vector<engine_record> pending_;           // emitted, not yet published
     std::vector<float> row_copy_;                  // (n_vocab) one logits row, copied per choice of a fork
     struct prompt_row { active_request * a; int32_t position; };
     std::vector<prompt_row> prompt_rows_;          // (output rows after the sampled ones) prompt-logprob rows

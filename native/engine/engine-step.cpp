@@ -289,8 +289,6 @@ void engine_impl::step() {
         const uint64_t id = a->req.id;
         if (beam_advance(*a)) active_.erase(id);
     }
-    // Stats first, so a caller woken by these records already sees the step they report.
-    publish_stats();
     for (engine_record & rec : records_) emit(std::move(rec));
 }
 

@@ -143,13 +143,18 @@ void engine_impl::close() {
     if (thread_.joinable()) thread_.join();
 }
 
-void engine_impl::emit(engine_record && rec) {
+void engine_impl::emit(engine_record && rec) { pending_.push_back(std::move(rec)); }
+
+void engine_impl::publish() {
+    publish_stats();
+    if (pending_.empty()) return;
     bool was_empty;
     {
         std::lock_guard<std::mutex> lock(outbox_mutex_);
         was_empty = outbox_.empty();
-        outbox_.push_back(std::move(rec));
+        for (engine_record & rec : pending_) outbox_.push_back(std::move(rec));
     }
+    pending_.clear();
     if (was_empty && notify_) notify_();
 }
 
@@ -190,6 +195,7 @@ void engine_impl::run() {
                 active_.erase(c.id);
             }
         }
+        publish(); // admission failures and aborts answer before the step runs
         if (!open) break;
         if (scheduler_.has_work()) {
             try {
@@ -203,7 +209,7 @@ void engine_impl::run() {
                 active_.clear();
             }
         }
-        publish_stats();
+        publish();
     }
     // Closing: every live request ends with an abort record.
     for (auto & [id, a] : active_) {
@@ -211,7 +217,7 @@ void engine_impl::run() {
         scheduler_.abort(id);
     }
     active_.clear();
-    publish_stats();
+    publish();
 }
 
 void engine_impl::publish_stats() {

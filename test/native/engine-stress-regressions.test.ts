@@ -50,4 +50,41 @@ describe('engine stress regressions', () => {
       await engine.close();
     }
   });
+
+  it('a finish record is published after the stats: the caller it wakes already sees the request gone', async () => {
+    // A 600-token prompt prefilled 32 tokens a step keeps a step in flight while a request is refused by
+    // the scheduler (larger than the pool) and while one is aborted. Before the fix their records reached
+    // the caller during that step, while stats() still counted them as waiting.
+    const engine = await Engine.create(model, { kvCacheMemory: 100 * BLOCK_BYTES, threads: 1, maxNumBatchedTokens: 32, enablePrefixCaching: false });
+    try {
+      const busy = prompts(1, 600, 600, 512, 8)[0]!;
+      const tooBig = prompts(1, 1700, 1700, 512, 9)[0]!; // 107 blocks > 100
+      let backgroundLive = true;
+      const background = run(engine, { promptTokens: busy, maxTokens: 1 }).then(() => {
+        backgroundLive = false;
+      });
+      const others = (): number => (backgroundLive ? 1 : 0);
+      for (let i = 0; i < 3; i++) {
+        for await (const ev of engine.generate({ promptTokens: tooBig, maxTokens: 1 })) {
+          if (!ev.done) continue;
+          expect(ev.finishReason).toBe('error');
+          const stats = engine.stats();
+          expect(stats.running + stats.waiting).toBeLessThanOrEqual(others());
+        }
+        // waits behind the prefill (its chunks take every step's budget) until aborted
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 5);
+        for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens: 4 }, { signal: controller.signal })) {
+          if (!ev.done) continue;
+          expect(ev.finishReason).toBe('abort');
+          const stats = engine.stats();
+          expect(stats.running + stats.waiting).toBeLessThanOrEqual(others());
+        }
+      }
+      expect(backgroundLive).toBe(true); // every case above met a step in flight
+      await background;
+    } finally {
+      await engine.close();
+    }
+  });
 });
