@@ -227,7 +227,8 @@ TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") 
     if (cpu_features_get().avx512) {
         const kernel_table t = kernels_for(isa_level::avx512);
         CHECK(t.matmul_q8_0 == &avx512::matmul_rows_q8_0);
-        CHECK(t.matmul_q4_k == &avx2::matmul_rows_q4_k);  // no AVX-512 variant: the AVX2 one
+        CHECK(t.matmul_q4_k == &avx512::matmul_rows_q4_k);
+        CHECK(t.matmul_q6_k == &avx512::matmul_rows_q6_k);
         CHECK(t.rope == &avx512::rope);
         CHECK(t.quantize_q8_0 == &avx512::quantize_q8_0);
     }

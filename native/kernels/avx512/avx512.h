@@ -1,6 +1,6 @@
 // AVX-512 (F/BW/VL/DQ + VNNI) kernels (compiled with the AVX2 flags plus -mavx512f -mavx512bw
 // -mavx512vl -mavx512dq -mavx512vnni; call only when cpu_features_get().avx512). Contracts as the
-// matching kernel_table entries in kernels/kernels.h. K-quant matmuls use the AVX2 variants.
+// matching kernel_table entries in kernels/kernels.h.
 #pragma once
 
 #include "kernels/kernels.h"
@@ -16,6 +16,12 @@ void matmul_rows_bf16(const void * w, size_t w_row_bytes, const void * x, size_t
 void matmul_rows_q8_0(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
                       int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
 void matmul_rows_q4_0(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q4_k(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q5_k(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
+                      int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
+void matmul_rows_q6_k(const void * w, size_t w_row_bytes, const void * x, size_t x_row_bytes, int64_t n_tok,
                       int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
 void quantize_q8_0(const float * x, void * y, int64_t n);
 

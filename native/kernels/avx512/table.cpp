@@ -1,4 +1,4 @@
-// Fills the kernel table with the AVX-512 variants; K-quant matmuls keep the AVX2 ones.
+// Fills the kernel table with the AVX-512 variants (every entry).
 #include "kernels/avx512/avx512.h"
 
 namespace tmill::kernels::avx512 {
@@ -9,6 +9,9 @@ void fill(kernel_table & t) {
     t.matmul_bf16 = matmul_rows_bf16;
     t.matmul_q8_0 = matmul_rows_q8_0;
     t.matmul_q4_0 = matmul_rows_q4_0;
+    t.matmul_q4_k = matmul_rows_q4_k;
+    t.matmul_q5_k = matmul_rows_q5_k;
+    t.matmul_q6_k = matmul_rows_q6_k;
     t.quantize_q8_0 = quantize_q8_0;
     t.rmsnorm = rmsnorm;
     t.softmax = softmax;
