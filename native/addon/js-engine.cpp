@@ -111,7 +111,7 @@ Napi::Object record_to_js(Napi::Env env, engine_record & rec) {
     o.Set("tokens", tokens);
     o.Set("text", Napi::String::New(env, rec.text));
     if (!rec.logprobs.empty()) o.Set("logprobs", logprobs_to_js(env, rec.logprobs, rec.n_top_logprobs));
-    if (!rec.prompt_logprobs.empty() || rec.n_top_prompt_logprobs > 0) {
+    if (rec.n_top_prompt_logprobs >= 0) {
         o.Set("promptLogprobs", logprobs_to_js(env, rec.prompt_logprobs, rec.n_top_prompt_logprobs));
     }
     if (rec.finish != engine_finish::none) {

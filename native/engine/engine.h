@@ -79,9 +79,10 @@ struct engine_record {
     std::vector<logprob_entry> logprobs;
     int32_t n_top_logprobs = 0;
     // prompt logprobs (with the first token's record): per prompt position 1.., the prompt token then
-    // n_top_prompt_logprobs entries (flattened, n_top_prompt_logprobs + 1 per position)
+    // n_top_prompt_logprobs entries (flattened, n_top_prompt_logprobs + 1 per position); -1 = none in this
+    // record (0 with no entries: asked for, with top 0, of a one-token prompt)
     std::vector<logprob_entry> prompt_logprobs;
-    int32_t n_top_prompt_logprobs = 0;
+    int32_t n_top_prompt_logprobs = -1;
     engine_finish finish = engine_finish::none;
     std::string stop_string;               // stop_reason when a stop string matched
     int32_t stop_token = -1;               // stop_reason when a stop token id matched

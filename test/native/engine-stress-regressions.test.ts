@@ -87,4 +87,21 @@ describe('engine stress regressions', () => {
       await engine.close();
     }
   });
+
+  it('prompt logprobs of a one-token prompt: an empty list with the first token, for top 0 as for top N', async () => {
+    // Before the fix promptLogprobs: 0 on a one-token prompt sent nothing (the record test was "entries
+    // or top > 0"), while promptLogprobs: 2 sent [].
+    const engine = await Engine.create(model, { kvCacheMemory: 10 * BLOCK_BYTES, threads: 1 });
+    try {
+      for (const promptLogprobs of [0, 2]) {
+        const events = await run(engine, { promptTokens: [1], maxTokens: 2, temperature: 0, promptLogprobs });
+        expect(events[0]!.promptLogprobs, `promptLogprobs ${promptLogprobs}`).toEqual([]);
+        expect(events.slice(1).some((e) => e.promptLogprobs)).toBe(false);
+      }
+      const plain = await run(engine, { promptTokens: [1], maxTokens: 2, temperature: 0 });
+      expect(plain.some((e) => e.promptLogprobs)).toBe(false);
+    } finally {
+      await engine.close();
+    }
+  });
 });
