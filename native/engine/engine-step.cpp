@@ -27,11 +27,17 @@ void engine_impl::admit(engine_request && request) {
         TM_CHECK(request.max_tokens == -1 || request.max_tokens >= 1, invalid_argument,
                  "max_tokens must be at least 1, got " + std::to_string(request.max_tokens));
         const int32_t room = max_model_len_ - n_prompt;
-        TM_CHECK(room >= 1 && (request.max_tokens == -1 || request.max_tokens <= room), invalid_argument,
+        // A prompt that leaves no room for one token gets vLLM's prompt message (as the chat layer does):
+        // the max_tokens one below would count an omitted max_tokens as 0 and report a request that fits.
+        TM_CHECK(room >= 1, invalid_argument,
+                 "The decoder prompt (length " + std::to_string(n_prompt) +
+                 ") plus the number of requested output tokens (at least 1) is longer than the maximum model length of " +
+                 std::to_string(max_model_len_) +
+                 ". Make sure that `max_model_len` is no smaller than the number of text tokens plus at least one output token.");
+        TM_CHECK(request.max_tokens == -1 || request.max_tokens <= room, invalid_argument,
                  "This model's maximum context length is " + std::to_string(max_model_len_) + " tokens. However, you requested " +
-                 std::to_string(n_prompt + std::max(request.max_tokens, 0)) + " tokens (" + std::to_string(n_prompt) +
-                 " in the messages, " + std::to_string(std::max(request.max_tokens, 0)) +
-                 " in the completion). Please reduce the length of the messages or completion.");
+                 std::to_string(n_prompt + request.max_tokens) + " tokens (" + std::to_string(n_prompt) + " in the messages, " +
+                 std::to_string(request.max_tokens) + " in the completion). Please reduce the length of the messages or completion.");
         validate_repetition_params(request.repetition);
         // Beam search ranks raw log-softmax candidates without the sampler chain, so a grammar would be
         // silently ignored: refuse it instead.

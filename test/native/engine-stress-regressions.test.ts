@@ -104,4 +104,24 @@ describe('engine stress regressions', () => {
       await engine.close();
     }
   });
+
+  it('a prompt that fills the context is refused with the prompt-length message, not one that adds up wrong', async () => {
+    // Before the fix an omitted maxTokens counted as 0 in the message: "maximum context length is 8
+    // tokens. However, you requested 8 tokens (8 in the messages, 0 in the completion)".
+    const engine = await Engine.create(model, { kvCacheMemory: 10 * BLOCK_BYTES, threads: 1, maxModelLen: 8 });
+    try {
+      const promptTokens = prompts(1, 8, 8, 512, 4)[0]!;
+      const [last] = (await run(engine, { promptTokens })).slice(-1);
+      expect(last!.finishReason).toBe('error');
+      expect(last!.error?.code).toBe('invalid_argument');
+      expect(last!.error?.message).toBe(
+        'The decoder prompt (length 8) plus the number of requested output tokens (at least 1) is longer than the maximum model length of 8. ' +
+          'Make sure that `max_model_len` is no smaller than the number of text tokens plus at least one output token.',
+      );
+      const [tooMany] = (await run(engine, { promptTokens: promptTokens.slice(0, 5), maxTokens: 4 })).slice(-1);
+      expect(tooMany!.error?.message).toMatch(/maximum context length is 8 tokens\. However, you requested 9 tokens \(5 in the messages, 4 in the completion\)/);
+    } finally {
+      await engine.close();
+    }
+  });
 });
