@@ -102,7 +102,9 @@ export class Engine {
     }
     if (signal) {
       const onAbort = (): void => {
-        if (this.#queues.has(id) && this.#native) this.#native.abort(id);
+        // Closing already aborts every request, and the native engine refuses calls then: an abort
+        // thrown from this listener would be an uncaught exception.
+        if (this.#queues.has(id) && this.#native && !this.#closing) this.#native.abort(id);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       void (async () => {

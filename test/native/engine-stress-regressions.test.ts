@@ -124,4 +124,31 @@ describe('engine stress regressions', () => {
       await engine.close();
     }
   });
+
+  it('aborting a request while the engine closes is a no-op, not an uncaught exception', async () => {
+    // Before the fix the signal's listener called the native abort, which throws 'engine is closed'
+    // once close() has begun: thrown from an AbortSignal listener, that is an uncaught exception.
+    const engine = await Engine.create(model, { kvCacheMemory: 10 * BLOCK_BYTES, threads: 1 });
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => {
+      uncaught.push(error);
+    };
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const controller = new AbortController();
+      const events: GenerateEvent[] = [];
+      const consumed = (async () => {
+        for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens: 100, ignoreEos: true }, { signal: controller.signal })) events.push(ev);
+      })();
+      const closing = engine.close();
+      controller.abort();
+      await closing;
+      await consumed;
+      await new Promise((r) => setTimeout(r, 10)); // an error thrown by the listener surfaces on a later tick
+      expect(uncaught).toEqual([]);
+      expect(events.at(-1)).toMatchObject({ finishReason: 'abort', done: true });
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
+  });
 });
