@@ -344,18 +344,29 @@ void scheduler::schedule(step_plan & plan) {
         }
     }
 
-    // 3. finalize: drop preempted entries, collect copies and totals, reset scratch indices
+    // 3. finalize: drop preempted entries, collect copies and totals, reset scratch indices. The kept
+    // spans are moved together so that token_ids stays their concatenation (the batch the forward pass
+    // reads): a victim preempted by a waiting request (priority policy) was planned before it, and
+    // its span would otherwise shift the tokens of every entry after it.
     size_t n_kept = 0;
+    int32_t n_tokens = 0;
     for (size_t i = 0; i < plan.entries.size(); ++i) {
         plan_entry & e = plan.entries[i];
         if (!e.dropped) e.seq->plan_entry = -1;
         if (e.dropped) continue;
         if (e.copy_src >= 0) plan.copies.push_back({e.copy_src, e.copy_dst});
-        plan.n_batched_tokens += e.n_tokens;
+        if (e.token_offset != n_tokens) {
+            std::copy(plan.token_ids.begin() + e.token_offset, plan.token_ids.begin() + e.token_offset + e.n_tokens,
+                      plan.token_ids.begin() + n_tokens);
+            e.token_offset = n_tokens;
+        }
+        n_tokens += e.n_tokens;
         plan.n_samples += e.n_samples;
         plan.entries[n_kept++] = e;
     }
     plan.entries.resize(n_kept);
+    plan.token_ids.resize(static_cast<size_t>(n_tokens));
+    plan.n_batched_tokens = n_tokens;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -101,6 +101,11 @@ TM_TEST("sched: a waiting request with a lower priority value preempts a running
     CHECK((plan.preempted == std::vector<uint64_t>{1}));
     CHECK_EQ(plan.entries.size(), size_t(1));
     CHECK_EQ(plan.entries[0].request_id, uint64_t(2));
+    // Request 1's decode token was planned before it was preempted: the batch is request 2's prompt
+    // alone (that token left in front of it shifted the prompt by one in the engine's forward pass).
+    CHECK((plan.token_ids == pb));
+    CHECK_EQ(plan.entries[0].token_offset, 0);
+    CHECK_EQ(plan.n_batched_tokens, 40);
     auto sampled = d.model.run(plan);
     s.commit(plan, sampled.data(), int32_t(sampled.size()));
     CHECK_EQ(s.stats().n_preemptions, uint64_t(1));

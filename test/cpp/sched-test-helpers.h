@@ -50,18 +50,23 @@ struct fake_model {
 
     fake_model(int32_t n_blocks, int32_t bs) : block_size(bs), kv(static_cast<size_t>(n_blocks) * bs, -1) {}
 
-    // Runs one plan: block copies, KV writes of every span, then sampling from the KV read-back.
+    // Runs one plan: block copies, KV writes of every span, then sampling from the KV read-back. Like
+    // the engine's forward pass, it reads the batch as token_ids front to back, entry after entry (a
+    // span out of place is a KV mismatch), and checks that token_offset agrees.
     std::vector<int32_t> run(const tmill::sched::step_plan & plan) {
         for (const auto & c : plan.copies) {
             for (int32_t i = 0; i < block_size; ++i) kv[c.dst * block_size + i] = kv[c.src * block_size + i];
         }
+        if (plan.token_ids.size() != static_cast<size_t>(plan.n_batched_tokens)) kv_ok = false;
+        size_t row = 0;
         for (const auto & e : plan.entries) {
             const int32_t * table = plan.block_ids.data() + e.block_offset;
-            for (int32_t i = 0; i < e.n_tokens; ++i) {
+            if (static_cast<size_t>(e.token_offset) != row) kv_ok = false;
+            for (int32_t i = 0; i < e.n_tokens; ++i, ++row) {
                 const int32_t pos = e.pos_start + i;
-                if (pos / block_size >= e.n_blocks) { kv_ok = false; continue; }
+                if (pos / block_size >= e.n_blocks || row >= plan.token_ids.size()) { kv_ok = false; continue; }
                 kv[table[pos / block_size] * block_size + pos % block_size] =
-                    (static_cast<int64_t>(pos) << 32) | static_cast<uint32_t>(plan.token_ids[e.token_offset + i]);
+                    (static_cast<int64_t>(pos) << 32) | static_cast<uint32_t>(plan.token_ids[row]);
             }
         }
         std::vector<int32_t> sampled;

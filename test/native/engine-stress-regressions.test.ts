@@ -1,7 +1,7 @@
 // Focused regressions for what the randomized engine stress test (engine-stress.test.ts) found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type GenerateEvent, Model } from '../../lib/index.js';
-import { prompts } from '../helpers/engine-run.js';
+import { prompts, waitFor } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
 const BLOCK_BYTES = 10_240; // one stories260K KV block (16 tokens)
@@ -149,6 +149,30 @@ describe('engine stress regressions', () => {
       expect(events.at(-1)).toMatchObject({ finishReason: 'abort', done: true });
     } finally {
       process.removeListener('uncaughtException', onUncaught);
+    }
+  });
+
+  it('priority preemption of a request already planned in the step leaves the batch tokens in place', async () => {
+    // A (priority 5, a 500-token prompt: 32 of 33 blocks) is submitted; while its prefill step runs, B
+    // (priority 0, 20 tokens: 2 blocks) arrives. The next step plans A's first decode token, then preempts
+    // A for B's blocks: before the fix A's token stayed at the front of the batch, B's prompt was fed
+    // shifted by one position (its last token dropped) and B's output and KV were wrong.
+    const reference = await Engine.create(model, { kvCacheMemory: 64 * BLOCK_BYTES, threads: 1 });
+    const engine = await Engine.create(model, { kvCacheMemory: 33 * BLOCK_BYTES, threads: 1, schedulingPolicy: 'priority', enablePrefixCaching: false });
+    try {
+      const a = { promptTokens: prompts(1, 500, 500, 512, 50)[0]!, maxTokens: 12, temperature: 0, ignoreEos: true, priority: 5 };
+      const b = { promptTokens: [1, 403, 407, 261, 378, 300, 400, 270, 290, 350, 303, 411, 420, 287, 265, 402, 345, 299, 288, 300], maxTokens: 6, temperature: 0, ignoreEos: true, priority: 0 };
+      const expected = await Promise.all([a, b].map(async (r) => (await run(reference, r)).flatMap((e) => e.tokenIds)));
+      const runA = run(engine, a);
+      await waitFor(() => engine.stats().waiting + engine.stats().running > 0); // A's prefill is under way
+      const gotB = (await run(engine, b)).flatMap((e) => e.tokenIds);
+      const gotA = (await runA).flatMap((e) => e.tokenIds);
+      expect(engine.stats().preemptions).toBe(1);
+      expect(gotB).toEqual(expected[1]);
+      expect(gotA).toEqual(expected[0]);
+    } finally {
+      await engine.close();
+      await reference.close();
     }
   });
 });
