@@ -36,7 +36,7 @@ void engine_impl::admit(engine_request && request) {
                  ". Make sure that `max_model_len` is no smaller than the number of text tokens plus at least one output token.");
         TM_CHECK(request.max_tokens == -1 || request.max_tokens <= room, invalid_argument,
                  "This model's maximum context length is " + std::to_string(max_model_len_) + " tokens. However, you requested " +
-                 std::to_string(n_prompt + request.max_tokens) + " tokens (" + std::to_string(n_prompt) + " in the messages, " +
+                 std::to_string(int64_t(n_prompt) + request.max_tokens) + " tokens (" + std::to_string(n_prompt) + " in the messages, " +
                  std::to_string(request.max_tokens) + " in the completion). Please reduce the length of the messages or completion.");
         validate_repetition_params(request.repetition);
         // Beam search ranks raw log-softmax candidates without the sampler chain, so a grammar would be

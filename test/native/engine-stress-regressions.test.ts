@@ -120,6 +120,9 @@ describe('engine stress regressions', () => {
       );
       const [tooMany] = (await run(engine, { promptTokens: promptTokens.slice(0, 5), maxTokens: 4 })).slice(-1);
       expect(tooMany!.error?.message).toMatch(/maximum context length is 8 tokens\. However, you requested 9 tokens \(5 in the messages, 4 in the completion\)/);
+      // the sum is not a 32-bit one (it read -2147483646)
+      const [huge] = (await run(engine, { promptTokens: promptTokens.slice(0, 3), maxTokens: 2 ** 31 - 1 })).slice(-1);
+      expect(huge!.error?.message).toMatch(/However, you requested 2147483650 tokens \(3 in the messages, 2147483647 in the completion\)/);
     } finally {
       await engine.close();
     }
