@@ -159,6 +159,9 @@ function planRequest(r: Rand, cfg: Config, index: number, prefixes: number[][], 
       req.repetitionDetection = { maxPatternSize: max, minPatternSize: r.int(0, max), minCount: r.int(2, 5) };
     }
     if (r.chance(0.1)) req.grammar = grammars.get(r.pick([...grammars.keys()]));
+    if (req.grammar && r.chance(0.4)) req.grammarAfter = r.pick([' the', '.', 'a']);
+    if (r.chance(0.1)) req.skipSpecialTokens = false;
+    if (r.chance(0.1)) req.spacesBetweenSpecialTokens = false;
   }
   if (r.chance(0.15)) req.promptLogprobs = r.int(0, Math.min(cfg.maxLogprobs === -1 ? V : cfg.maxLogprobs, 20));
   if (r.chance(0.3)) req.priority = r.int(-3, 3);
