@@ -1,5 +1,5 @@
-// AVX2 rope: bitwise ref::rope. The angles come from the reference's own helpers (one libm cos/sin per
-// pair and row, shared by all heads); only the rotation runs in vectors, 4 pairs (normal) or 8 pairs
+// AVX2 rope: bitwise ref::rope. The row loop and the angles are the reference's (ref::rope_rows: one libm
+// cos/sin per pair and row, shared by all heads); only the rotation runs in vectors, 4 pairs (normal) or 8 pairs
 // (neox) at a time, the tail under a lane mask, with the same per-element operations: x0*c - x1*s and
 // x0*s + x1*c, each product rounded before the sum.
 #include "kernels/avx2/avx2.h"
@@ -58,23 +58,7 @@ void rotate_neox(float * v, int64_t half, const float * cos1, const float * sin1
 
 void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
           float freq_base, float freq_scale, rope_style style) {
-    const float theta_scale = ref::rope_theta_scale(head_dim, n_rot, freq_base);   // throws on a bad n_rot
-    const int64_t half = n_rot / 2;
-    float cos1[k_rope_max_rot / 2], sin1[k_rope_max_rot / 2];   // (half)
-    float cos2[k_rope_max_rot], sin2[k_rope_max_rot];           // (n_rot): normal style's doubled copies
-    for (int64_t r = 0; r < n_rows; ++r) {
-        ref::rope_angles(pos[r], theta_scale, freq_scale, half, cos1, sin1);
-        float * row = x + r * n_head * head_dim;
-        if (style == rope_style::neox) {
-            for (int64_t h = 0; h < n_head; ++h) rotate_neox(row + h * head_dim, half, cos1, sin1);
-            continue;
-        }
-        for (int64_t i = 0; i < half; ++i) {
-            cos2[2 * i] = cos2[2 * i + 1] = cos1[i];
-            sin2[2 * i] = sin2[2 * i + 1] = sin1[i];
-        }
-        for (int64_t h = 0; h < n_head; ++h) rotate_normal(row + h * head_dim, n_rot, cos2, sin2);
-    }
+    ref::rope_rows(x, n_rows, n_head, head_dim, n_rot, pos, freq_base, freq_scale, style, rotate_normal, rotate_neox);
 }
 
 } // namespace tmill::kernels::avx2

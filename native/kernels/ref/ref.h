@@ -30,11 +30,15 @@ void silu_mul(const float * a, const float * b, float * y, int64_t n);
 void add(const float * a, const float * b, float * y, int64_t n);
 void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
           float freq_base, float freq_scale, rope_style style);
-// rope's two halves, shared by every level so that all rotate by bitwise the same angles: the angle step
-// base^(-2/n_rot), after checking n_rot as the table entry requires (throws invalid_argument), and one
-// row's cos/sin of freq_scale * theta_i by ggml's recurrence, i in [0, half).
-float rope_theta_scale(int64_t head_dim, int64_t n_rot, float freq_base);
-void rope_angles(int32_t pos, float theta_scale, float freq_scale, int64_t half, float * cos_out, float * sin_out);
+// The SIMD levels' rope: this row loop (n_rot checked as the table entry requires, one row's cos/sin by the
+// reference's own recurrence, shared by all heads) around their vector rotation of one head, so every level
+// rotates by bitwise the same angles and rejects a bad n_rot the same way (throws invalid_argument).
+// rotate_normal(head, n_rot, cos2, sin2) gets each pair's cos/sin twice (entries 2i and 2i+1);
+// rotate_neox(head, n_rot / 2, cos, sin) gets them once per pair.
+using rope_rotate_fn = void (*)(float * head, int64_t n, const float * cos, const float * sin);
+void rope_rows(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
+               float freq_base, float freq_scale, rope_style style, rope_rotate_fn rotate_normal,
+               rope_rotate_fn rotate_neox);
 float dot_f32(const float * a, const float * b, int64_t n);
 void axpy_f32(float a, const float * x, float * y, int64_t n);
 float dot_f32_f16(const float * a, const uint16_t * b, int64_t n);

@@ -4,6 +4,7 @@
 #include "quant/fp16.h"
 
 #include <cmath>
+#include <string>
 
 namespace tmill::kernels::ref {
 
@@ -36,11 +37,13 @@ void add(const float * a, const float * b, float * y, int64_t n) {
 
 // NOTE(rope): the angles follow ggml's recurrence (theta_0 = pos, theta_{i+1} = theta_i * base^(-2/n_rot),
 // each scaled by freq_scale) so positions rotate as llama.cpp rotates them; the cos/sin cache is
-// computed once per row and shared by all heads. The SIMD levels call rope_theta_scale and rope_angles
-// too, so every level rotates by bitwise the same cos/sin (and rejects a bad n_rot the same way).
+// computed once per row and shared by all heads. The SIMD levels go through rope_rows, which uses the
+// same two helpers, so every level rotates by bitwise the same cos/sin.
+namespace {
+
 float rope_theta_scale(int64_t head_dim, int64_t n_rot, float freq_base) {
     TM_CHECK(n_rot >= 0 && n_rot % 2 == 0 && n_rot <= head_dim && n_rot <= k_rope_max_rot, invalid_argument,
-             "rope: n_rot must be even, <= head_dim and <= 1024");
+             "rope: n_rot must be even, <= head_dim and <= " + std::to_string(k_rope_max_rot));
     return std::pow(freq_base, -2.0f / float(n_rot));
 }
 
@@ -53,6 +56,8 @@ void rope_angles(int32_t pos, float theta_scale, float freq_scale, int64_t half,
         theta *= theta_scale;
     }
 }
+
+} // namespace
 
 void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
           float freq_base, float freq_scale, rope_style style) {
@@ -71,6 +76,28 @@ void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n
                 v[i1] = x0 * sin_cache[i] + x1 * cos_cache[i];
             }
         }
+    }
+}
+
+void rope_rows(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
+               float freq_base, float freq_scale, rope_style style, rope_rotate_fn rotate_normal,
+               rope_rotate_fn rotate_neox) {
+    const float theta_scale = rope_theta_scale(head_dim, n_rot, freq_base);
+    const int64_t half = n_rot / 2;
+    float cos1[k_rope_max_rot / 2], sin1[k_rope_max_rot / 2];   // (half)
+    float cos2[k_rope_max_rot], sin2[k_rope_max_rot];           // (n_rot): normal style's doubled copies
+    for (int64_t r = 0; r < n_rows; ++r) {
+        rope_angles(pos[r], theta_scale, freq_scale, half, cos1, sin1);
+        float * row = x + r * n_head * head_dim;
+        if (style == rope_style::neox) {
+            for (int64_t h = 0; h < n_head; ++h) rotate_neox(row + h * head_dim, half, cos1, sin1);
+            continue;
+        }
+        for (int64_t i = 0; i < half; ++i) {
+            cos2[2 * i] = cos2[2 * i + 1] = cos1[i];
+            sin2[2 * i] = sin2[2 * i + 1] = sin1[i];
+        }
+        for (int64_t h = 0; h < n_head; ++h) rotate_normal(row + h * head_dim, n_rot, cos2, sin2);
     }
 }
 
