@@ -16,6 +16,13 @@ export async function collect(engine: Engine, request: GenerateRequest, signal?:
   return { tokens: events.flatMap((e) => e.tokenIds), text: events.map((e) => e.text).join(''), events, last };
 }
 
+// Tokens of each of a request's n choices, from its events.
+export function tokensByChoice(events: GenerateEvent[], n: number): number[][] {
+  const out = Array.from({ length: n }, () => [] as number[]);
+  for (const ev of events) out[ev.index]!.push(...ev.tokenIds);
+  return out;
+}
+
 // Deterministic pseudo-random prompts over a vocabulary (token 0..2 are special in stories260K: skip them).
 export function prompts(count: number, minLen: number, maxLen: number, vocab: number, seed = 1): number[][] {
   let s = seed >>> 0;

@@ -2,7 +2,7 @@
 // detection ends a generation that loops.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type GenerateEvent, Model } from '../../lib/index.js';
-import { prompts } from '../helpers/engine-run.js';
+import { prompts, tokensByChoice } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
 let model: Model;
@@ -23,12 +23,6 @@ async function run(request: Parameters<Engine['generate']>[0]): Promise<Generate
   return events;
 }
 
-function byChoice(events: GenerateEvent[], n: number): number[][] {
-  const out = Array.from({ length: n }, () => [] as number[]);
-  for (const ev of events) out[ev.index]!.push(...ev.tokenIds);
-  return out;
-}
-
 describe('n > 1', () => {
   const prompt = prompts(1, 50, 50, 512, 21)[0]!;
 
@@ -38,7 +32,7 @@ describe('n > 1', () => {
     const computed = engine.stats().tokensComputed - before;
     // 50 prompt positions once, then 11 decode positions per choice (the 12th token is never fed back).
     expect(computed).toBe(50 + 4 * 11);
-    const choices = byChoice(events, 4);
+    const choices = tokensByChoice(events, 4);
     for (const c of choices) expect(c.length).toBe(12);
     expect(new Set(choices.map((c) => c.join())).size).toBeGreaterThan(1);
     const finishes = events.filter((e) => e.finishReason);
@@ -49,15 +43,15 @@ describe('n > 1', () => {
   });
 
   it('is reproducible with a seed, and choice i equals a single request of the same seed only for i = 0', async () => {
-    const a = byChoice(await run({ promptTokens: prompt, n: 3, maxTokens: 10, temperature: 1, seed: 77 }), 3);
-    const b = byChoice(await run({ promptTokens: prompt, n: 3, maxTokens: 10, temperature: 1, seed: 77 }), 3);
+    const a = tokensByChoice(await run({ promptTokens: prompt, n: 3, maxTokens: 10, temperature: 1, seed: 77 }), 3);
+    const b = tokensByChoice(await run({ promptTokens: prompt, n: 3, maxTokens: 10, temperature: 1, seed: 77 }), 3);
     expect(b).toEqual(a);
-    const single = byChoice(await run({ promptTokens: prompt, maxTokens: 10, temperature: 1, seed: 77 }), 1);
+    const single = tokensByChoice(await run({ promptTokens: prompt, maxTokens: 10, temperature: 1, seed: 77 }), 1);
     expect(single[0]).toEqual(a[0]);
   });
 
   it('greedy choices are identical', async () => {
-    const c = byChoice(await run({ promptTokens: prompt, n: 2, maxTokens: 8, temperature: 0 }), 2);
+    const c = tokensByChoice(await run({ promptTokens: prompt, n: 2, maxTokens: 8, temperature: 0 }), 2);
     expect(c[1]).toEqual(c[0]);
   });
 });

@@ -1,6 +1,7 @@
 // Logprobs of sampled tokens and of the prompt, checked against the model's raw logits (evaluate()).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type GenerateEvent, Model } from '../../lib/index.js';
+import { collect } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
 let model: Model;
@@ -60,8 +61,7 @@ describe('logprobs', () => {
       try {
         const runs = await Promise.all(
           [0, 1, 2].map(async () => {
-            const events: GenerateEvent[] = [];
-            for await (const ev of small.generate({ promptTokens, maxTokens: 2, temperature: 0, promptLogprobs: 2 })) events.push(ev);
+            const { events } = await collect(small, { promptTokens, maxTokens: 2, temperature: 0, promptLogprobs: 2 });
             return events.find((e) => e.promptLogprobs)!.promptLogprobs!;
           }),
         );

@@ -1,7 +1,7 @@
 // Focused regressions for what the randomized engine stress test (engine-stress.test.ts) found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, type GenerateEvent, Model } from '../../lib/index.js';
-import { prompts, waitFor } from '../helpers/engine-run.js';
+import { Engine, type GenerateEvent, type GenerateRequest, Model } from '../../lib/index.js';
+import { collect, prompts, waitFor } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
 const BLOCK_BYTES = 10_240; // one stories260K KV block (16 tokens)
@@ -16,10 +16,8 @@ afterAll(() => {
   model.dispose();
 });
 
-async function run(engine: Engine, request: Parameters<Engine['generate']>[0]): Promise<GenerateEvent[]> {
-  const events: GenerateEvent[] = [];
-  for await (const ev of engine.generate(request)) events.push(ev);
-  return events;
+async function run(engine: Engine, request: GenerateRequest): Promise<GenerateEvent[]> {
+  return (await collect(engine, request)).events;
 }
 
 describe('engine stress regressions', () => {

@@ -13,6 +13,7 @@
 import { writeSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type EngineOptions, type GenerateEvent, type GenerateRequest, type Grammar, Model } from '../../lib/index.js';
+import { collect, tokensByChoice } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
 const SEEDS = Number(process.env.STRESS_SEEDS ?? 8);
@@ -369,19 +370,6 @@ function check(p: Planned, o: Outcome, cfg: Config, closed: boolean): string[] {
   return bad;
 }
 
-/** Tokens per choice of a finished request. */
-function tokensByChoice(events: GenerateEvent[], n: number): number[][] {
-  const out = Array.from({ length: n }, () => [] as number[]);
-  for (const ev of events) out[ev.index]?.push(...ev.tokenIds);
-  return out;
-}
-
-async function collectAll(engine: Engine, req: GenerateRequest): Promise<GenerateEvent[]> {
-  const events: GenerateEvent[] = [];
-  for await (const ev of engine.generate(req)) events.push(ev);
-  return events;
-}
-
 async function withDeadline<T>(what: string, ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -407,7 +395,7 @@ beforeAll(async () => {
   grammars.set('yesNo', await model.compileGrammar('root ::= "yes" | "no"'));
   grammars.set('letters', await model.compileGrammar('root ::= [a-e ]+'));
   grammars.set('list', await model.compileGrammar('root ::= "[" item ("," item)* "]"\nitem ::= [0-9]+'));
-  probeTokens = (await collectAll(reference, { promptTokens: probe, maxTokens: 24, temperature: 0 })).flatMap((e) => e.tokenIds);
+  probeTokens = (await collect(reference, { promptTokens: probe, maxTokens: 24, temperature: 0 })).tokens;
 });
 
 afterAll(async () => {
@@ -452,8 +440,8 @@ async function stressSeed(seed: number): Promise<void> {
 
     // Still serving, exactly as the reference engine.
     if (probe.length + 24 <= cfg.maxModelLen && blocksFor(probe.length + 24) <= cfg.blocks) {
-      const again = await withDeadline(label, 10_000, collectAll(engine, { promptTokens: probe, maxTokens: 24, temperature: 0 }));
-      expect(again.flatMap((e) => e.tokenIds), label).toEqual(probeTokens);
+      const again = await withDeadline(label, 10_000, collect(engine, { promptTokens: probe, maxTokens: 24, temperature: 0 }));
+      expect(again.tokens, label).toEqual(probeTokens);
     }
 
     // Batch invariance: a few reproducible requests of the mix (greedy or seeded, finished normally) give
@@ -465,8 +453,8 @@ async function stressSeed(seed: number): Promise<void> {
     });
     for (const p of reproducible.slice(0, 4)) {
       const n = p.req.n ?? 1;
-      const alone = await withDeadline(label, 10_000, collectAll(reference, p.req));
-      expect(tokensByChoice(outcomes[p.index]!.events, n), `${label} request ${p.index} ${JSON.stringify(describePlan(p))}`).toEqual(tokensByChoice(alone, n));
+      const alone = await withDeadline(label, 10_000, collect(reference, p.req));
+      expect(tokensByChoice(outcomes[p.index]!.events, n), `${label} request ${p.index} ${JSON.stringify(describePlan(p))}`).toEqual(tokensByChoice(alone.events, n));
     }
   } finally {
     await engine.close();
@@ -523,7 +511,7 @@ describe('adversarial engine options', () => {
       }
       try {
         expect(req, label).not.toBeNull();
-        const events = await withDeadline(label, 10_000, collectAll(engine, req!));
+        const { events } = await withDeadline(label, 10_000, collect(engine, req!));
         const n = req!.n ?? 1;
         const finishes = events.filter((e) => e.finishReason);
         expect(finishes.map((e) => e.index).sort((a, b) => a - b), label).toEqual([...Array(n).keys()]);
