@@ -5,6 +5,7 @@
 // so results are batch invariant (llama.cpp's prompt-path sgemm order when n_in % 8 == 0). F32 rows whose
 // length is not a multiple of 8 follow ggml_vec_dot_f32 instead (dot_vec_order), as llama.cpp does.
 #include "kernels/avx2/avx2.h"
+#include "kernels/hsum.h"
 #include "kernels/tiling.h"
 
 #include <immintrin.h>
@@ -12,13 +13,6 @@
 namespace tmill::kernels::avx2 {
 
 namespace {
-
-float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 struct load_f32 {
     static __m256 vec(const char * p, int64_t i) { return _mm256_loadu_ps(reinterpret_cast<const float *>(p) + i); }

@@ -6,6 +6,7 @@
 // depend on the tile, n_tok or the task split (batch invariance). Integer products: |w| (unsigned,
 // <= 128) times sign-adjusted x (|x| <= 127) pair-summed by maddubs stays below 2^15.
 #include "kernels/avx2/avx2.h"
+#include "kernels/hsum.h"
 #include "kernels/tiling.h"
 #include "quant/q4-0.h"
 #include "quant/q8-0.h"
@@ -18,13 +19,6 @@ namespace {
 
 using quant::block_q4_0;
 using quant::block_q8_0;
-
-float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
 

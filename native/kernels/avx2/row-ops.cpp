@@ -2,6 +2,7 @@
 // exp is a range-reduced degree-6 polynomial (relative error ~2 ulp), clamped to [-87.3, 88.3] so 2^n
 // stays a normal float; below -87.3 it returns e^-87.3 (~1e-38) rather than a denormal or zero.
 #include "kernels/avx2/avx2.h"
+#include "kernels/hsum.h"
 
 #include <immintrin.h>
 
@@ -15,13 +16,6 @@ namespace {
 // No <cmath> here: its inline functions would be emitted (weak, in unoptimised builds) with this
 // file's ISA flags and could be picked by the linker for baseline callers.
 float sqrt1(float v) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(v))); }
-
-float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 float hmax8(__m256 v) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -10,6 +10,7 @@
 // same in every tile shape (batch invariance). One row per tile, up to 4 tokens share each unpacked
 // weight chunk.
 #include "kernels/avx512/avx512.h"
+#include "kernels/hsum.h"
 #include "kernels/tiling.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
@@ -32,13 +33,6 @@ using quant::block_q5_k;
 using quant::block_q6_k;
 using quant::block_q8_k;
 using quant::qk_k;
-
-float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 float hsum16(__m512 v) {
     return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));

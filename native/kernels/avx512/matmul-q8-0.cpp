@@ -10,6 +10,7 @@
 // against signed w plus a per-(row, block) -128 * sum(w) correction, which saves a sign per pair —
 // both give the same lanes (|x| <= 127). Q4_0 uses the unsigned nibble n and subtracts 8 * sum(x).
 #include "kernels/avx512/avx512.h"
+#include "kernels/hsum.h"
 #include "kernels/tiling.h"
 #include "quant/q4-0.h"
 #include "quant/q8-0.h"
@@ -27,13 +28,6 @@ namespace {
 
 using quant::block_q4_0;
 using quant::block_q8_0;
-
-float hsum8(__m256 v) {
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
-}
 
 // F16 -> F32 of one scale (vcvtph2ps on a 16-bit value).
 float f16(uint16_t h) { return _cvtsh_ss(h); }

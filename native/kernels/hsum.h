@@ -1,0 +1,20 @@
+// Horizontal sum of 8 floats for the SIMD kernel files (AVX2 and AVX-512 translation units only). As in
+// tiling.h the function is in an anonymous namespace: each ISA translation unit gets its own internal copy
+// compiled with its own flags, so none can leak across ISAs through the linker.
+#pragma once
+
+#include <immintrin.h>
+
+namespace tmill::kernels {
+namespace {
+
+// ((v0+v4) + (v2+v6)) + ((v1+v5) + (v3+v7)): halves, then pairs of lanes.
+inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+} // namespace
+} // namespace tmill::kernels
