@@ -13,8 +13,8 @@ const OPEN = '<think>';
 const CLOSE = '</think>';
 
 /**
- * A template that emits think tags gets the reasoning split (SPEC §5); null otherwise. Both names
- * parse the same tags; they differ only in where the output starts (see startsInReasoning), so
+ * A template that emits think tags gets the reasoning split (docs/chat.md#reasoning-parsers); null otherwise.
+ * Both names parse the same tags; they differ only in where the output starts (see startsInReasoning), so
  * detection returns 'qwen3' and lets the rendered prompt decide about prefilled `<think>`.
  */
 export function detectReasoningParser(template: string | null | undefined): ReasoningParserName | null {

@@ -11,12 +11,12 @@ import type { RenderLimits } from './template-sandbox.js';
 export { TemplateError, DEFAULT_RENDER_LIMITS };
 export type { RenderLimits };
 
-/** SPEC §4: no template from the model, the request or --chat-template. */
+/** docs/http-api.md#chat-template: no template from the model, the request or --chat-template. */
 export const NO_CHAT_TEMPLATE_MESSAGE =
   'This model has no chat template; pass chat_template in the request or start the server with --chat-template.';
 
 export interface RenderChatOptions {
-  /** Template source; null/undefined → 400 with the SPEC §4 message. */
+  /** Template source; null/undefined → 400 with the message of docs/http-api.md#chat-template. */
   template: string | null | undefined;
   messages: readonly ChatMessage[];
   tools?: readonly ChatTool[] | null;

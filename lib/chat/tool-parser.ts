@@ -1,11 +1,11 @@
-// NOTE(chat/tool-parser): tool calls out of generated text, for the families of SPEC §5 — hermes
-// `<tool_call>{json}</tool_call>`, Llama-3 JSON `{"name", "parameters"}` (optional `<|python_tag|>`,
-// only at the start of the output, `;`-separated), Mistral `[TOOL_CALLS]` + JSON list or the newer
-// `[TOOL_CALLS]name[ARGS]{json}`. One incremental parser serves streaming and non-streaming (the
-// non-stream result is the stream's deltas folded), so both always agree. Invariant: text is emitted
-// as content only once it cannot be the start of tool-call markup (a marker prefix at the end of the
-// buffer is held back); a call's header delta {index, id, type, name, arguments: ""} goes out once its
-// name is complete, then the raw argument JSON in fragments whose concatenation is exactly the
+// NOTE(chat/tool-parser): tool calls out of generated text, for the families of
+// docs/chat.md#tool-call-parsers — hermes `<tool_call>{json}</tool_call>`, Llama-3 JSON `{"name",
+// "parameters"}` (optional `<|python_tag|>`, only at the start of the output, `;`-separated), Mistral
+// `[TOOL_CALLS]` + JSON list or the newer `[TOOL_CALLS]name[ARGS]{json}`. One incremental parser serves
+// streaming and non-streaming (the non-stream result is the stream's deltas folded), so both always agree.
+// Invariant: text is emitted as content only once it cannot be the start of tool-call markup (a marker prefix
+// at the end of the buffer is held back); a call's header delta {index, id, type, name, arguments: ""} goes
+// out once its name is complete, then the raw argument JSON in fragments whose concatenation is exactly the
 // argument value the model wrote (trailing `}`/whitespace held back until the value is complete).
 import { randomBytes } from 'node:crypto';
 import type { DeltaToolCall, ResponseToolCall } from '../openai/protocol.js';

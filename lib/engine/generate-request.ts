@@ -1,5 +1,5 @@
 // The engine-level request (token ids in, tokens out) and its validation. Messages follow one shape:
-// "Expected <what> for <name> but received <value>" (anchors.md H11).
+// "Expected <what> for <name> but received <value>" (docs/library.md#errors).
 import { InvalidArgumentError } from './errors.js';
 import { Grammar } from './grammar.js';
 import type { NativeRequest } from '../native/types.js';

@@ -1,6 +1,6 @@
 'use strict';
 // Where the compiled addon lives. Plain JS (no compile step) so the install script can use it before any
-// TypeScript is built. Search order (DESIGN.md §5):
+// TypeScript is built. Search order (docs/native-boundary.md#loading-the-addon):
 //   1. $TOKENMILL_NATIVE (an explicit path to a .node file)
 //   2. prebuilds/<platform>-<arch>/tokenmill.node (prebuildify --napi names it after the package)
 //   3. build/Release/tokenmill.node, then build/Debug/tokenmill.node (node-gyp)

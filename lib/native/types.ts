@@ -1,5 +1,5 @@
-// The one typed picture of everything the .node file exports (DESIGN.md §3). Every name that crosses
-// the boundary carries a `Native` prefix so a reader sees each crossing.
+// The one typed picture of everything the .node file exports (docs/native-boundary.md#exports). Every name
+// that crosses the boundary carries a `Native` prefix so a reader sees each crossing.
 
 export interface NativeTensorInfo {
   name: string;

@@ -1,5 +1,5 @@
-// NOTE(openai/assemble-stream): engine events → chat.completion.chunk objects (SPEC §6,
-// vllm-behaviour.md §5). Per choice: a role chunk `{role, content: ""}` first (the very first chunk of
+// NOTE(openai/assemble-stream): engine events → chat.completion.chunk objects
+// (docs/http-api.md#streaming). Per choice: a role chunk `{role, content: ""}` first (the very first chunk of
 // the stream carries prompt_token_ids when asked), an echo chunk when echo applies, then content /
 // reasoning / tool-call deltas from the incremental parsers; finish_reason rides on the chunk with the
 // last text (`delta: {}` if that event had none). A usage chunk with `choices: []` ends the stream when

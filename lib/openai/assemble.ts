@@ -1,8 +1,8 @@
-// NOTE(openai/assemble): neutral engine outputs → the non-stream chat.completion (SPEC §6,
-// vllm-behaviour.md §4). Pure functions: the caller supplies ids, clock, usage and the per-choice
-// text/tokens; reasoning is split first (include_reasoning false drops it), then tool calls are parsed
-// out of the remaining content (finish_reason becomes tool_calls when any were), and echo prepends
-// the last message's content. Engine finish `error` never reaches here: it is a 500 for the caller.
+// NOTE(openai/assemble): neutral engine outputs → the non-stream chat.completion
+// (docs/http-api.md#non-streaming-response). Pure functions: the caller supplies ids, clock, usage and the
+// per-choice text/tokens; reasoning is split first (include_reasoning false drops it), then tool calls are
+// parsed out of the remaining content (finish_reason becomes tool_calls when any were), and echo prepends the
+// last message's content. Engine finish `error` never reaches here: it is a 500 for the caller.
 import { extractReasoning } from '../chat/reasoning-parser.js';
 import type { ReasoningParserName } from '../chat/reasoning-parser.js';
 import { extractToolCalls } from '../chat/tool-parser.js';
@@ -62,7 +62,7 @@ export function buildUsage(u: UsageCounts): Usage {
   };
 }
 
-/** SPEC §6: `tokenmill-<version>-<first 12 hex of the model's sha256>`. */
+/** docs/http-api.md#non-streaming-response: `tokenmill-<version>-<first 12 hex of the model's sha256>`. */
 export function systemFingerprint(version: string, modelSha256: string): string {
   return `tokenmill-${version}-${modelSha256.slice(0, 12)}`;
 }

@@ -1,5 +1,5 @@
 // NOTE(openai/chat-completions): one chat request through the engine, in vLLM's order
-// (vllm-behaviour.md §1): validate (422) → model (404) → unsupported features / priority (400) →
+// (docs/http-api.md#request-pipeline): validate (422) → model (404) → unsupported features / priority (400) →
 // template resolution and render (400) → tokenize (parseSpecial, addSpecial = add_special_tokens) →
 // truncation and context checks (400) → grammar compile (400) → n engine requests → assembly. Every
 // check up to the grammar is synchronous (prepareChat throws); the grammar compiles on a libuv worker
@@ -46,7 +46,10 @@ export interface ChatUsageRecord {
   finishReasons: string[];
 }
 
-/** The in-stream error event (SPEC §4), yielded when the engine fails after output began. */
+/**
+ * The in-stream error event (docs/http-api.md#errors-in-a-stream), yielded when the engine fails after
+ * output began.
+ */
 export interface ChatStreamErrorEvent {
   error: { message: string; type: string; param: string | null; code: number };
 }

@@ -1,6 +1,6 @@
 // NOTE(openai/logprobs): neutral per-token logprob records → OpenAI `logprobs.content` entries
-// (SPEC §5): −inf (and anything below) is written −9999.0; `token` is the token's text, or, when its
-// bytes are not valid UTF-8 on their own, `bytes:\xNN…` (OpenAI's form); `bytes` is the UTF-8 bytes;
+// (docs/http-api.md#logprobs): −inf (and anything below) is written −9999.0; `token` is the token's text, or,
+// when its bytes are not valid UTF-8 on their own, `bytes:\xNN…` (OpenAI's form); `bytes` is the UTF-8 bytes;
 // with return_tokens_as_token_ids every token (top ones too) is `token_id:<id>` with that string's bytes.
 import type { LogprobEntry, TopLogprob } from './protocol.js';
 

@@ -17,7 +17,10 @@ export const ToolCallSchema = py_object({
   function: py_object({ name: py_str(), arguments: py_str() }),
 });
 
-/** Every role of the seed (developer, system, user, assistant, tool, function, custom/generic). */
+/**
+ * Every role of docs/http-api.md#messages (developer, system, user, assistant, tool, function,
+ * custom/generic).
+ */
 export const MessageSchema = py_object({
   role: py_str(),
   content: nullable(ContentSchema),

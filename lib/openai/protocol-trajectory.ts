@@ -1,5 +1,5 @@
-// NOTE(openai/protocol-trajectory): the trajectory-log body (seed §2.4) as ART sends it
-// (vllm-behaviour.md §9.2). Every Trajectory field has ART's default, filled in by the schema, and
+// NOTE(openai/protocol-trajectory): the trajectory-log body as ART sends it
+// (docs/http-api.md#trajectory-log). Every Trajectory field has ART's default, filled in by the schema, and
 // extra fields (body `model_id`, group `exceptions`/`metadata`/`metrics`/`logs`, newer ART keys) are
 // kept, because ART clients send them and `trajectories export` must give back what was received.
 import { z } from 'zod';

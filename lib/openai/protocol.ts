@@ -1,8 +1,8 @@
-// NOTE(openai/protocol): the single source of truth for the OpenAI-compatible wire shapes (seed-spec
-// §2.1–2.5, vllm-behaviour.md §4, §5, §9.2). Request schemas are zod, so the TS types (z.infer) and the
-// runtime validation (validate.ts) cannot drift; response/chunk shapes are produced by our own code
-// (assemble*.ts), so they are plain types checked by the compiler. Defaults are applied by
-// validate.ts (`applyDefaults`), never by the schema, so "was it sent?" stays answerable.
+// NOTE(openai/protocol): the single source of truth for the OpenAI-compatible wire shapes
+// (docs/http-api.md: request fields, responses, streaming, trajectory log). Request schemas are zod, so
+// the TS types (z.infer) and the runtime validation (validate.ts) cannot drift; response/chunk shapes are
+// produced by our own code (assemble*.ts), so they are plain types checked by the compiler. Defaults are
+// applied by validate.ts (`applyDefaults`), never by the schema, so "was it sent?" stays answerable.
 import { z } from 'zod';
 import {
   INT64_MAX, INT64_MIN, py_bool, py_dict, py_float, py_int, py_list, py_literal, py_object, py_str, py_union,
@@ -229,7 +229,7 @@ export interface ModelCard {
 }
 export interface ModelList { object: 'list'; data: ModelCard[] }
 
-// ---- validation error body (seed §2.5) ------------------------------------------------------------
+// ---- validation error body (docs/http-api.md#validation-errors-422) ------------------------------
 
 export interface ValidationDetail { loc: (string | number)[]; msg: string; type: string }
 

@@ -1,9 +1,10 @@
 // NOTE(openai/to-engine): a validated chat request → the engine's GenerateRequest, plus the prompt-side
-// checks vLLM makes between tokenizing and sampling (vllm-behaviour.md §2-B, §3). Everything here is a
-// pure function of the request, a tokenizer view and max_model_len, so it is unit-tested without the
-// addon. Errors are 400 InvalidArgumentErrors worded like vLLM's (the schema-level 422s happened
-// before, in validate.ts). Invariant: the engine never sees an id outside the vocabulary, a prompt that
-// leaves no room for one output token, or a field it would have to interpret in OpenAI terms.
+// checks vLLM makes between tokenizing and sampling (docs/http-api.md#request-fields,
+// #context-length-and-truncation). Everything here is a pure function of the request, a tokenizer view and
+// max_model_len, so it is unit-tested without the addon. Errors are 400 InvalidArgumentErrors worded like
+// vLLM's (the schema-level 422s happened before, in validate.ts). Invariant: the engine never sees an id
+// outside the vocabulary, a prompt that leaves no room for one output token, or a field it would have to
+// interpret in OpenAI terms.
 import { InvalidArgumentError } from '../engine/errors.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
 import { toGrammar } from '../structured/index.js';
@@ -34,8 +35,9 @@ export function requestedMaxTokens(r: ChatRequest): { value: number; field: 'max
 }
 
 /**
- * Applies truncate_prompt_tokens and the context-length checks (vllm-behaviour.md §3) to the
- * tokenized prompt. Returns the prompt the engine gets (possibly its last K tokens).
+ * Applies truncate_prompt_tokens and the context-length checks
+ * (docs/http-api.md#context-length-and-truncation) to the tokenized prompt. Returns the prompt the engine
+ * gets (possibly its last K tokens).
  */
 export function fitPrompt(prompt: readonly number[], r: ChatRequest, maxModelLen: number): number[] {
   const { value: maxOut, field } = requestedMaxTokens(r);

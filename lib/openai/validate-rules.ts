@@ -1,7 +1,7 @@
 // NOTE(openai/validate-rules): the cross-field rules of a chat request (vLLM's model validators and
-// SamplingParams checks that tokenmill reports as 422, SPEC §4/§5). They run on the raw body with
-// their own type guards, so they are reported together with the per-field type errors; a rule whose
-// fields have the wrong type stays silent (the type error already names them).
+// SamplingParams checks that tokenmill reports as 422, docs/http-api.md#validation-errors-422). They run on
+// the raw body with their own type guards, so they are reported together with the per-field type errors; a
+// rule whose fields have the wrong type stays silent (the type error already names them).
 import type { ValidationDetail } from './protocol.js';
 
 type Body = Record<string, unknown>;

@@ -1,8 +1,8 @@
 // NOTE(openai/validate): turns a parsed JSON body into either a typed request or the FastAPI 422
-// `detail[]` with *every* violation (SPEC §4): zod issues are mapped 1:1 onto pydantic v2 error types
-// and messages (markers from py-types.ts), then the cross-field rules (pydantic model validators:
-// loc ["body"], "Value error, …") are checked on the raw body and appended. Unknown top-level fields
-// are not errors; they are returned so the caller can debug-log them.
+// `detail[]` with *every* violation (docs/http-api.md#validation-errors-422): zod issues are mapped 1:1 onto
+// pydantic v2 error types and messages (markers from py-types.ts), then the cross-field rules (pydantic model
+// validators: loc ["body"], "Value error, …") are checked on the raw body and appended. Unknown top-level
+// fields are not errors; they are returned so the caller can debug-log them.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { TokenmillError } from '../engine/errors.js';
@@ -12,7 +12,7 @@ import { chatRequestRules } from './validate-rules.js';
 
 export type Loc = (string | number)[];
 
-/** 422 with the §4 `detail` array; carries `status` like every TokenmillError. */
+/** 422 with the `detail` array (docs/http-api.md#validation-errors-422); has `status` like any TokenmillError. */
 export class RequestValidationError extends TokenmillError {
   constructor(readonly detail: ValidationDetail[]) {
     super(detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '), 'invalid_request', 422);

@@ -1,9 +1,9 @@
 // NOTE(server/chat-route): POST /v1/chat/completions after auth, content type and body parsing. Order of
-// errors (vllm-behaviour.md §1): 422 validation → 404 model → 400 priority / engine checks. The stream's
-// first chunk is awaited before any header is written, so errors found before generation still get a
-// proper status; after that an error is one `data: {"error":…}` event then `data: [DONE]`. A closed
-// socket aborts the request's signal (the engine frees it within one step), and the iterator is still
-// consumed to its end so the usage of an aborted request is counted.
+// errors (docs/http-api.md#request-pipeline): 422 validation → 404 model → 400 priority / engine checks. The
+// stream's first chunk is awaited before any header is written, so errors found before generation still get a
+// proper status; after that an error is one `data: {"error":…}` event then `data: [DONE]`. A closed socket
+// aborts the request's signal (the engine frees it within one step), and the iterator is still consumed to
+// its end so the usage of an aborted request is counted.
 import type { ServerResponse } from 'node:http';
 import { validateChatRequest } from '../openai/validate.js';
 import type { ChatCompletionChunk } from '../openai/protocol.js';
@@ -113,7 +113,8 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   try {
     for (let step = first; !step.done; step = await iterator.next()) {
       if ('error' in step.value) {
-        // The chat layer's in-stream error event (SPEC §4): forward it, then end the stream.
+        // The chat layer's in-stream error event (docs/http-api.md#errors-in-a-stream): forward it, then end
+        // the stream.
         finishes.set(-1, 'error');
         if (!res.destroyed) await writeSse(res, step.value);
         continue;

@@ -1,7 +1,8 @@
 // NOTE(server/http-io): every response of the server goes through these helpers, so each carries the
-// request id and a JSON or SSE content type, and every error uses one of SPEC §4's two shapes: the
-// envelope {"error":{message,type,param,code}} or the 422 {"detail":[…]}. Bodies are read with a hard
-// byte limit: reading stops (and the socket stops being drained) as soon as the limit is crossed.
+// request id and a JSON or SSE content type, and every error uses one of the two shapes of
+// docs/http-api.md#errors: the envelope {"error":{message,type,param,code}} or the 422 {"detail":[…]}. Bodies
+// are read with a hard byte limit: reading stops (and the socket stops being drained) as soon as the limit is
+// crossed.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ValidationDetail } from '../openai/protocol.js';
 

@@ -1,7 +1,7 @@
-// NOTE(server/log-route): POST /v1/preview/models/{model_id}/log (SPEC §7). Validation reuses the
-// trajectory schema of lib/openai (422 with every violation), then the path's model must be served
-// (404), then the whole request is one SQLite transaction; the 200 reply is written only after it
-// committed, and carries the computed metrics.
+// NOTE(server/log-route): POST /v1/preview/models/{model_id}/log (docs/http-api.md#trajectory-log).
+// Validation reuses the trajectory schema of lib/openai (422 with every violation), then the path's model
+// must be served (404), then the whole request is one SQLite transaction; the 200 reply is written only after
+// it committed, and carries the computed metrics.
 import type { ServerResponse } from 'node:http';
 import { validateTrajectoryLog } from '../openai/validate.js';
 import type { Database } from '../store/database.js';

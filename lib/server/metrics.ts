@@ -1,4 +1,4 @@
-// NOTE(server/metrics): Prometheus text exposition (format 0.0.4) with vLLM's metric names (SPEC §9),
+// NOTE(server/metrics): Prometheus text exposition (format 0.0.4) with vLLM's metric names (docs/metrics.md),
 // labelled model_name. Gauges and the engine counters are read from engine.stats() at scrape time;
 // request outcomes and latency histograms are observed by the HTTP layer. Histogram buckets are
 // cumulative with a +Inf bucket equal to _count, as Prometheus requires.

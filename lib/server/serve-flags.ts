@@ -1,5 +1,6 @@
-// NOTE(server/serve-flags): `tokenmill serve` flags (SPEC §8, vLLM's names). One table drives parsing and
-// the help text; values are checked here so a typo stops the start-up with a message naming the flag.
+// NOTE(server/serve-flags): `tokenmill serve` flags (docs/cli.md#tokenmill-serve, vLLM's names). One table
+// drives parsing and the help text; values are checked here so a typo stops the start-up with a message
+// naming the flag.
 import { keysFromEnv, readKeysFile } from './auth.js';
 import type { LogLevel } from './types.js';
 

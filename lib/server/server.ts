@@ -1,6 +1,6 @@
-// NOTE(server/server): the HTTP adapter on node:http (SPEC §2). Every request gets an X-Request-Id
-// (echoed when the client sent one). Pipeline: route (404/405) → auth for /v1 (401) → readiness and
-// draining (503) → content type (415) → body with a byte limit (413) → JSON (422 json_invalid) → route
+// NOTE(server/server): the HTTP adapter on node:http (docs/http-api.md#endpoints). Every request gets an
+// X-Request-Id (echoed when the client sent one). Pipeline: route (404/405) → auth for /v1 (401) → readiness
+// and draining (503) → content type (415) → body with a byte limit (413) → JSON (422 json_invalid) → route
 // handler. Draining stops accepting, lets running requests finish up to a timeout, then aborts them by
 // destroying their sockets (which aborts their engine requests), and flushes usage before closing the
 // database.
@@ -50,7 +50,7 @@ function route(pathname: string): Route | null {
   return null;
 }
 
-/** SPEC §1: an http.Server (not yet listening) serving `options.models`. */
+/** docs/library.md#createserver: an http.Server (not yet listening) serving `options.models`. */
 export function createServer(options: ServerOptions): TokenmillServer {
   const level = LEVELS[options.logLevel ?? 'info'];
   const log = (lv: LogLevel, message: string): void => {

@@ -1,4 +1,5 @@
-// The server's view of what it serves: an engine with the chat layer (SPEC §1) and the options of SPEC §8.
+// The server's view of what it serves: an engine with the chat layer (docs/library.md#chat-without-http) and
+// the options of docs/cli.md#tokenmill-serve.
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../openai/protocol.js';
 import type { Database } from '../store/database.js';
 import type { EngineStatsLike } from './metrics.js';
@@ -19,7 +20,10 @@ export interface ChatEngineLike {
   close?(): Promise<void>;
 }
 
-/** The chat layer's in-stream error event (SPEC §4), yielded when generation fails after output began. */
+/**
+ * The chat layer's in-stream error event (docs/http-api.md#errors-in-a-stream), yielded when generation
+ * fails after output began.
+ */
 export interface StreamErrorEvent {
   error: { message: string; type: string; param: string | null; code: number };
 }

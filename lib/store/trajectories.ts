@@ -50,7 +50,7 @@ export function* exportTrajectoryGroups(db: Database, model: string, split?: str
 }
 
 /**
- * The reply's metrics (vllm-behaviour.md §9.1, SPEC §7): mean reward, reward_std_dev = mean over
+ * The reply's metrics (docs/http-api.md#trajectory-log): mean reward, reward_std_dev = mean over
  * groups with ≥ 2 trajectories of the population std-dev of their rewards, exception_rate = E / (T + E),
  * and the mean of every trajectory metric (booleans count as 0/1) over the trajectories that have it.
  */

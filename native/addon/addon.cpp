@@ -1,4 +1,4 @@
-// Module registration: the only file that knows every exported name (DESIGN.md §3).
+// Module registration: the only file that knows every exported name (docs/native-boundary.md#exports).
 #include <napi.h>
 
 #include "addon/addon-state.h"

@@ -1,5 +1,5 @@
-// Repetition detection (vllm-behaviour.md §2-F): a sequence finishes `repetition` when its output
-// ends with the same L-token block repeated min_count times, for some L in [max(min,1), max].
+// Repetition detection (docs/http-api.md#repetition-detection): a sequence finishes `repetition` when its
+// output ends with the same L-token block repeated min_count times, for some L in [max(min,1), max].
 #pragma once
 
 #include <cstdint>

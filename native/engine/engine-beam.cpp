@@ -38,9 +38,9 @@ void engine_impl::admit_beam(active_request & a) {
 }
 
 // NOTE(beam): candidates are the top 2·width of log_softmax(logits / temperature), or of the plain
-// log_softmax at temperature 0 — vLLM's beam search reads its sub-requests' logprobs, which (SPEC
-// §logprobs) apply temperature when > 0 and are the raw distribution at 0. Penalties, top_p/top_k,
-// seeds and stop strings play no part (vLLM ignores them under beam search).
+// log_softmax at temperature 0 — vLLM's beam search reads its sub-requests' logprobs, which
+// (docs/http-api.md#logprobs) apply temperature when > 0 and are the raw distribution at 0. Penalties,
+// top_p/top_k, seeds and stop strings play no part (vLLM ignores them under beam search).
 void engine_impl::beam_score_row(active_request & a, int32_t seq, const float * logits) {
     beam_state & b = *a.beam;
     const auto it = std::find(b.seq_of.begin(), b.seq_of.end(), seq);

@@ -1,6 +1,6 @@
-// Beam search bookkeeping (vLLM's frontend beam search, SPEC §5): pure state the engine drives. Each
-// step the engine hands over, for every live beam, its top 2·width logprobs; beam_search returns
-// which live beam each new beam extends (so the engine forks that sequence copy-on-write).
+// Beam search bookkeeping (vLLM's frontend beam search, docs/architecture.md#beam-search): pure state the
+// engine drives. Each step the engine hands over, for every live beam, its top 2·width logprobs; beam_search
+// returns which live beam each new beam extends (so the engine forks that sequence copy-on-write).
 #pragma once
 
 #include "sample/logprobs.h"

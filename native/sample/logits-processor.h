@@ -1,4 +1,4 @@
-// logits_processor: the tiny interface every sampling step goes through (DESIGN.md §2, anchors H8).
+// logits_processor: the tiny interface every sampling step goes through (docs/architecture.md#sampling).
 // NOTE(sample): a processor is built per request at admission by a factory that validates the
 // request's parameters (throwing tmill::error invalid_argument with vLLM's message) and returns nullptr
 // when the processor is inactive, so an inactive processor costs nothing per token. apply() edits one

@@ -24,7 +24,8 @@ static uint64_t seed_for(const sampling_params & p) {
 
 // NOTE(sampler): the chain runs in vLLM v1's order — masks and biases, then penalties, on raw
 // logits; then temperature; then truncation. Logprobs are read between temperature and truncation
-// (SPEC §5), so a greedy request reports the plain log-softmax of its masked, penalised logits.
+// (docs/architecture.md#sampling), so a greedy request reports the plain log-softmax of its masked, penalised
+// logits.
 sampler::sampler(const sampling_params & p, const request_shape & shape)
     : n_vocab_(shape.n_vocab),
       greedy_(effective_temperature(p.temperature) == 0.0f),

@@ -1,5 +1,5 @@
 // stop_checker: stop strings with hold-back over split deltas, stop tokens, EOS, length, min_tokens,
-// and the reason reported; repetition detection cases from vllm-behaviour.md §2-F.
+// and the reason reported; repetition detection cases from docs/http-api.md#repetition-detection.
 #include "check.h"
 
 #include "base/error.h"
@@ -200,7 +200,7 @@ TM_TEST("decode: stop validation messages") {
     CHECK_THROWS_CODE(tmill::stop_checker(m, 10), invalid_argument);
 }
 
-TM_TEST("decode: repetition detection is tail-anchored (vllm-behaviour 2-F)") {
+TM_TEST("decode: repetition detection is tail-anchored (docs/http-api.md#repetition-detection)") {
     tmill::repetition_params p{2, 1, 2};
     std::vector<int32_t> a = {9, 1, 2, 1, 2};
     CHECK(tmill::has_repetition(a.data(), (int32_t)a.size(), p));

@@ -102,7 +102,7 @@ describe('e2e: structured outputs and beam search through the openai client', ()
   });
 });
 
-describe('e2e: errors (SPEC §4)', () => {
+describe('e2e: errors (docs/http-api.md#errors)', () => {
   it('401, 404, 400 priority, 400 no template through the client', async () => {
     const bad = new OpenAI({ apiKey: 'wrong', baseURL: `${server.base}/v1`, maxRetries: 0 });
     await expect(bad.models.list()).rejects.toMatchObject({ status: 401 });

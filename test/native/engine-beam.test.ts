@@ -1,9 +1,9 @@
 // Beam search in the engine (vLLM's use_beam_search) against an oracle written here from vLLM's
-// description alone (vllm-behaviour.md §B): every live beam expands into its top 2·width tokens of
-// log_softmax(logits / temperature) (plain log_softmax at temperature 0), EOS candidates complete, the
-// best `width` others by cum / len^length_penalty live on; the answer is the best `width` of
-// completed ∪ live. Logits come from Model.evaluate (no KV cache, no batching), so the oracle shares
-// nothing with the engine's forward pass, scheduler or beam bookkeeping.
+// description alone (docs/architecture.md#beam-search): every live beam expands into its top 2·width tokens
+// of log_softmax(logits / temperature) (plain log_softmax at temperature 0), EOS candidates complete, the
+// best `width` others by cum / len^length_penalty live on; the answer is the best `width` of completed ∪
+// live. Logits come from Model.evaluate (no KV cache, no batching), so the oracle shares nothing with the
+// engine's forward pass, scheduler or beam bookkeeping.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type GenerateEvent, type GenerateRequest, Model } from '../../lib/index.js';
 import { prompts, waitFor } from '../helpers/engine-run.js';

@@ -51,7 +51,7 @@ describe('chat template: variables and semantics', () => {
       .toThrow(/final message does not appear/);
   });
 
-  it('missing template → the SPEC §4 400 message', () => {
+  it('missing template → the documented 400 message (docs/http-api.md#chat-template)', () => {
     try {
       renderChatTemplate({ template: null, messages: [] });
       expect.unreachable();

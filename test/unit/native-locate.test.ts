@@ -1,4 +1,5 @@
-// The loader's search order and its one error listing every path tried (DESIGN.md §5).
+// The loader's search order and its one error listing every path tried
+// (docs/native-boundary.md#loading-the-addon).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

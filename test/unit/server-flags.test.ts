@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { FlagError, parseBytes, parseServeFlags } from '../../lib/server/serve-flags.js';
 
 describe('server: serve flags', () => {
-  it('has SPEC §8 defaults', () => {
+  it('has the defaults of docs/cli.md#tokenmill-serve', () => {
     const f = parseServeFlags([], {});
     expect(f).toMatchObject({ models: [], host: null, port: 8000, apiKeys: [], dataDir: './tokenmill-data', schedulingPolicy: 'fcfs', maxNumSeqs: 64, enablePrefixCaching: true, maxLogprobs: 20, device: 'auto', maxRequestBytes: 8 * 1024 * 1024, drainTimeout: 30, logLevel: 'info' });
   });
