@@ -3,6 +3,8 @@
 import { InvalidArgumentError } from './errors.js';
 import { Grammar } from './grammar.js';
 import type { NativeRequest } from '../native/types.js';
+import { I32_MAX, inRange, NUMERIC_FIELDS, rangeText, REPETITION_FIELDS, toFloat32Safe } from './request-fields.js';
+import type { NumericField, NumericKey } from './request-fields.js';
 
 export interface GenerateRequest {
   promptTokens: readonly number[] | Int32Array;
@@ -82,26 +84,19 @@ function grammarAfterOf(r: GenerateRequest): string | undefined {
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-function intIn(name: string, v: unknown, lo: number, hi: number): number | undefined {
+/** A table field's value checked against its range (request-fields.ts); floats made float32-safe. */
+function checked(f: NumericField, v: unknown, name: string = f.key): number | undefined {
   if (v === undefined || v === null) return undefined;
-  if (!isInt(v) || v < lo || v > hi) fail(`an integer in [${lo}, ${hi}]`, name, v);
-  return v;
-}
-
-function numIn(name: string, v: unknown, lo: number, hi: number, loOpen = false): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!isNum(v) || v > hi || (loOpen ? v <= lo : v < lo)) fail(`a number in ${loOpen ? '(' : '['}${lo}, ${hi}]`, name, v);
-  return v;
+  if (!inRange(f, v)) fail(`${f.kind === 'int' ? 'an integer' : 'a number'} in ${rangeText(f)}`, name, v);
+  return f.kind === 'float' ? toFloat32Safe(v) : v;
 }
 
 function ids(name: string, v: unknown): number[] | undefined {
   if (v === undefined || v === null) return undefined;
   const arr = v instanceof Int32Array ? Array.from(v) : v;
-  if (!Array.isArray(arr) || !arr.every((x) => isInt(x) && x >= 0 && x <= 0x7fffffff)) fail('an array of token ids', name, v);
+  if (!Array.isArray(arr) || !arr.every((x) => isInt(x) && x >= 0 && x <= I32_MAX)) fail('an array of token ids', name, v);
   return arr as number[];
 }
-
-const I32 = 0x7fffffff;
 
 /** Validates a GenerateRequest and converts it to the addon's request shape. */
 export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
@@ -132,37 +127,24 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
   }
   let repetitionDetection: NativeRequest['repetitionDetection'];
   if (r.repetitionDetection !== undefined && r.repetitionDetection !== null) {
-    const rd = r.repetitionDetection;
+    const rd = r.repetitionDetection as Record<string, unknown>;
     if (typeof rd !== 'object') fail('an object', 'repetitionDetection', rd);
-    repetitionDetection = {
-      maxPatternSize: intIn('repetitionDetection.maxPatternSize', rd.maxPatternSize, 0, I32) ?? 0,
-      minPatternSize: intIn('repetitionDetection.minPatternSize', rd.minPatternSize, 0, I32) ?? 0,
-      minCount: intIn('repetitionDetection.minCount', rd.minCount, 0, I32) ?? 0,
-    };
+    const [maxPatternSize, minPatternSize, minCount] = REPETITION_FIELDS.map((f) => checked(f, rd[f.key], `repetitionDetection.${f.key}`) ?? f.default);
+    repetitionDetection = { maxPatternSize: maxPatternSize!, minPatternSize: minPatternSize!, minCount: minCount! };
   }
+  const numeric: Partial<Record<NumericKey, number>> = {};
+  for (const f of NUMERIC_FIELDS) numeric[f.key] = checked(f, (r as unknown as Record<string, unknown>)[f.key]);
   const out: NativeRequest = {
     id,
     promptTokens: Int32Array.from(prompt),
-    n: intIn('n', r.n, 1, 65536),
-    promptLogprobs: intIn('promptLogprobs', r.promptLogprobs, 0, I32),
+    ...numeric,
     repetitionDetection,
-    maxTokens: intIn('maxTokens', r.maxTokens, 1, I32),
-    temperature: numIn('temperature', r.temperature, 0, Number.MAX_VALUE),
-    topP: numIn('topP', r.topP, 0, 1, true),
-    topK: intIn('topK', r.topK, -1, I32),
-    minP: numIn('minP', r.minP, 0, 1),
-    repetitionPenalty: numIn('repetitionPenalty', r.repetitionPenalty, 0, Number.MAX_VALUE, true),
-    frequencyPenalty: numIn('frequencyPenalty', r.frequencyPenalty, -2, 2),
-    presencePenalty: numIn('presencePenalty', r.presencePenalty, -2, 2),
-    seed: intIn('seed', r.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
     stop: stop ? [...stop] : undefined,
     stopTokenIds: ids('stopTokenIds', r.stopTokenIds),
     includeStopStrInOutput: r.includeStopStrInOutput,
     ignoreEos: r.ignoreEos,
-    minTokens: intIn('minTokens', r.minTokens, 0, I32),
     logprobs: logprobs === undefined ? undefined : logprobs !== false,
     topLogprobs: typeof logprobs === 'number' ? logprobs : undefined,
-    priority: intIn('priority', r.priority, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
     cacheSalt: r.cacheSalt ?? undefined,
     skipSpecialTokens: r.skipSpecialTokens,
     spacesBetweenSpecialTokens: r.spacesBetweenSpecialTokens,
@@ -173,8 +155,14 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
     grammar: grammarOf(r.grammar),
     grammarAfter: grammarAfterOf(r),
     useBeamSearch: r.useBeamSearch,
-    lengthPenalty: numIn('lengthPenalty', r.lengthPenalty, -Number.MAX_VALUE, Number.MAX_VALUE),
   };
   for (const key of Object.keys(out) as (keyof NativeRequest)[]) if (out[key] === undefined) delete out[key];
   return out;
 }
+
+// Compile-time drift checks: every table key is a field of both request shapes, as a number.
+type NumberFieldsOf<T> = { [K in keyof T]-?: number extends T[K] ? K : never }[keyof T];
+const tableKeysAreGenerateFields: NumericKey extends NumberFieldsOf<GenerateRequest> ? true : never = true;
+const tableKeysAreNativeFields: NumericKey extends NumberFieldsOf<NativeRequest> ? true : never = true;
+void tableKeysAreGenerateFields;
+void tableKeysAreNativeFields;

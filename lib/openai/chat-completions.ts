@@ -24,6 +24,7 @@ import { formatPromptLogprobs } from './logprobs.js';
 import type { SampledLogprob } from './logprobs.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, PromptLogprobEntry } from './protocol.js';
 import { rejectNonTextParts } from './content-parts.js';
+import { checkRequestLimits, DEFAULT_REQUEST_LIMITS } from './request-limits.js';
 import { fitPrompt, requestSeed, samplingFields, structuredGrammar } from './to-engine.js';
 import { validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
@@ -66,6 +67,8 @@ export interface ChatContext {
   model: ChatModel;
   servedModelName: string;
   maxLogprobs: number;
+  /** The engine's --max-num-seqs: the largest n (and beam width) a request may ask for. */
+  maxNumSeqs: number;
   schedulingPolicy: 'fcfs' | 'priority';
   chatTemplate: string | null;
   allowRequestChatTemplate: boolean;
@@ -97,9 +100,10 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
   const v = validateChatRequest(body, { maxLogprobs: ctx.maxLogprobs });
   if (!v.ok) throw new RequestValidationError(v.detail);
   const r = v.value;
-  if (r.model != null && r.model !== ctx.servedModelName) {
+  if (r.model && r.model !== ctx.servedModelName) {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });
   }
+  checkRequestLimits(r, { ...DEFAULT_REQUEST_LIMITS, maxN: ctx.maxNumSeqs, maxLogitBias: ctx.model.info.vocabSize });
   const grammarText = structuredGrammar(r);
   rejectNonTextParts(r.messages);
   if (r.priority !== 0 && ctx.schedulingPolicy !== 'priority') {
@@ -245,9 +249,13 @@ class ChoiceRun {
   }
 }
 
+/**
+ * The error a failed choice ends the request with. The engine refusing the request at admission
+ * (invalid_argument: a value the checks before submit let through) is the client's 400, never a 500.
+ */
 function engineFailure(ev: GenerateEvent): TokenmillError {
   const e = ev.error;
-  if (e && e.status >= 500) return e;
+  if (e && (e.status >= 500 || e.code === 'invalid_argument')) return e;
   return new EngineError('Internal server error', 'engine_fault', 500, { cause: e });
 }
 

@@ -12,6 +12,7 @@ import type { EngineOptions as CoreEngineOptions, EngineStats, GenerateEvent, Ge
 import type { GenerateRequest } from '../engine/generate-request.js';
 import type { Model } from '../engine/model.js';
 import { InvalidArgumentError } from '../engine/errors.js';
+import { ENGINE_DEFAULTS } from '../engine/request-fields.js';
 import type { ReasoningParserName } from '../chat/reasoning-parser.js';
 import { REASONING_PARSERS } from '../chat/reasoning-parser.js';
 import type { ToolParserName } from '../chat/tool-parser.js';
@@ -87,7 +88,8 @@ export class Engine {
       core,
       model,
       servedModelName: options.servedModelName ?? defaultServedName(model.info.path),
-      maxLogprobs: options.maxLogprobs ?? 20,
+      maxLogprobs: options.maxLogprobs ?? ENGINE_DEFAULTS.maxLogprobs,
+      maxNumSeqs: options.maxNumSeqs ?? ENGINE_DEFAULTS.maxNumSeqs,
       schedulingPolicy: options.schedulingPolicy ?? 'fcfs',
       chatTemplate: options.chatTemplate ?? null,
       allowRequestChatTemplate: options.allowRequestChatTemplate ?? true,

@@ -7,6 +7,7 @@
 // interpret in OpenAI terms.
 import { InvalidArgumentError } from '../engine/errors.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
+import { I32_MAX, SAFE_INT } from '../engine/request-fields.js';
 import { toGrammar } from '../structured/index.js';
 import type { ChatRequest } from './validate.js';
 
@@ -102,7 +103,8 @@ export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<Generat
   if (temperature > 0 && temperature < MIN_NONZERO_TEMPERATURE) temperature = MIN_NONZERO_TEMPERATURE;
   out.temperature = temperature;
   if (r.top_p != null) out.topP = r.top_p;
-  if (r.top_k != null) out.topK = r.top_k;
+  // Values past what any vocabulary or context can reach mean the same as the largest the engine takes.
+  if (r.top_k != null) out.topK = Math.min(r.top_k, vocab);
   if (r.min_p != null) out.minP = r.min_p;
   if (r.repetition_penalty != null) out.repetitionPenalty = r.repetition_penalty;
   if (r.frequency_penalty !== 0) out.frequencyPenalty = r.frequency_penalty;
@@ -130,16 +132,17 @@ export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<Generat
   }
   if (r.include_stop_str_in_output) out.includeStopStrInOutput = true;
   if (r.ignore_eos) out.ignoreEos = true;
-  if (r.min_tokens > 0) out.minTokens = r.min_tokens;
+  if (r.min_tokens > 0) out.minTokens = Math.min(r.min_tokens, I32_MAX);
   if (r.logprobs) out.logprobs = r.top_logprobs === -1 ? vocab : r.top_logprobs;
-  if (r.priority !== 0) out.priority = r.priority;
+  if (r.priority !== 0) out.priority = Math.max(-SAFE_INT, Math.min(SAFE_INT, r.priority));
   if (r.cache_salt != null) out.cacheSalt = r.cache_salt;
   out.skipSpecialTokens = r.skip_special_tokens;
   out.spacesBetweenSpecialTokens = r.spaces_between_special_tokens;
   if (r.vllm_xargs != null && Object.keys(r.vllm_xargs).length > 0) out.xargs = r.vllm_xargs;
   const rd = r.repetition_detection;
   if (rd != null && (rd.max_pattern_size ?? 0) > 0) {
-    out.repetitionDetection = { maxPatternSize: rd.max_pattern_size ?? 0, minPatternSize: rd.min_pattern_size ?? 0, minCount: rd.min_count ?? 0 };
+    const fit = (v: number | undefined): number => Math.min(v ?? 0, I32_MAX);
+    out.repetitionDetection = { maxPatternSize: fit(rd.max_pattern_size), minPatternSize: fit(rd.min_pattern_size), minCount: fit(rd.min_count) };
   }
   if (r.n > 1) out.n = r.n;
   if (r.use_beam_search) {
@@ -153,8 +156,10 @@ export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<Generat
 
 /**
  * The seed of the request's choices: the engine derives each choice's stream from (seed, index), so one
- * seed covers all n. -1 is vLLM's "no seed".
+ * seed covers all n. -1 is vLLM's "no seed". The wire allows int64; seeds beyond 2^53 (which JSON
+ * numbers do not even carry exactly) fold into the engine's range, deterministically.
  */
 export function requestSeed(seed: number | null | undefined): number | undefined {
-  return seed != null && seed !== -1 ? seed : undefined;
+  if (seed == null || seed === -1) return undefined;
+  return Math.abs(seed) > SAFE_INT ? seed % 2 ** 53 : seed;
 }

@@ -51,6 +51,9 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
     return;
   }
   const request = checked.value as unknown as { model?: string | null; stream?: boolean | null; stream_options?: { include_usage?: boolean | null } | null };
+  if (!request.model && ctx.models.length > 1) {
+    throw new HttpError(400, `The \`model\` field is required: this server serves ${ctx.models.length} models (${ctx.models.map((m) => m.id).join(', ')}).`, 'model');
+  }
   const served = request.model ? ctx.models.find((m) => m.id === request.model) : ctx.models[0];
   if (!served) throw new HttpError(404, `The model \`${request.model}\` does not exist.`, 'model');
   const stats = served.engine.stats();

@@ -62,6 +62,7 @@ function fixture(script: Script, template = '{% for m in messages %}{{ m.content
     model,
     servedModelName: 'toy',
     maxLogprobs: 20,
+    maxNumSeqs: 64,
     schedulingPolicy: 'fcfs',
     chatTemplate: null,
     allowRequestChatTemplate: true,
