@@ -48,6 +48,9 @@ export interface LlamacppSideOptions {
   contextSize: number;
   batchSize: number;
   vocabSize: number;
+  /** The shared-prefix row: its concurrent sequences and the longest prompt (system prompt + question). */
+  prefixStreams?: number;
+  prefixContext?: number;
 }
 
 /** Installs test/peer (node-llama-cpp with its prebuilt linux-x64 llama.cpp) when missing, as the test setup does. */
@@ -79,7 +82,10 @@ export class LlamacppSide implements Side {
     // Taken once: a disposed sequence's id returns to the context only asynchronously.
     private readonly multiSeqs: NlcSequence[],
     private readonly bias: NlcTokenBias,
+    private readonly o: LlamacppSideOptions,
   ) {}
+
+  private prefix: { context: NlcContext; seqs: NlcSequence[] } | undefined;
 
   static async open(repoRoot: string, modelPath: string, o: LlamacppSideOptions): Promise<LlamacppSide> {
     const nlc = (await import(pathToFileURL(peerEntry(repoRoot)).href)) as NlcModule;
@@ -91,7 +97,7 @@ export class LlamacppSide implements Side {
     const bias = new nlc.TokenBias(model.tokenizer);
     for (const [t, b] of logitBiasEntries(o.vocabSize, rng(99))) bias.set(t, { logit: b });
     const multiSeqs = Array.from({ length: o.streams }, () => multi.getSequence());
-    return new LlamacppSide(llama, model, single, multi, single.getSequence(), multiSeqs, bias);
+    return new LlamacppSide(llama, model, single, multi, single.getSequence(), multiSeqs, bias, o);
   }
 
   async prefill(prompt: number[]): Promise<number> {
@@ -141,7 +147,34 @@ export class LlamacppSide implements Side {
     return { tokens: runs.reduce((a, r) => a + r.count, 0), seconds };
   }
 
+  async sharedPrefix(system: number[], questions: number[][]): Promise<number> {
+    // llama.cpp has no way (through node-llama-cpp) to let one sequence reuse another's KV: each sequence
+    // evaluates its whole prompt; node-llama-cpp batches the concurrent sequences into shared decodes.
+    if (!this.o.prefixStreams || !this.o.prefixContext) throw new Error('llama.cpp side opened without the shared-prefix options');
+    if (!this.prefix) {
+      const threads = { ideal: this.o.threads, min: this.o.threads };
+      const context = await this.model.createContext({
+        contextSize: this.o.prefixContext, sequences: this.o.prefixStreams, batchSize: this.o.batchSize, threads, flashAttention: true,
+      });
+      this.prefix = { context, seqs: Array.from({ length: this.o.prefixStreams! }, () => context.getSequence()) };
+    }
+    if (questions.length > this.prefix.seqs.length) throw new Error(`${questions.length} requests asked, the context has ${this.prefix.seqs.length} sequences`);
+    const seqs = this.prefix.seqs.slice(0, questions.length);
+    await Promise.all(seqs.map((s) => s.clearHistory()));
+    const t0 = process.hrtime.bigint();
+    const firsts = await Promise.all(seqs.map(async (s, i) => {
+      const r = await LlamacppSide.run(s, [...system, ...questions[i]!], 1, { temperature: 0 }, []);
+      if (r.count < 1) throw new Error('llama.cpp shared-prefix sequence produced no token');
+      return Number(r.first - t0) / 1e9;
+    }));
+    return Math.max(...firsts);
+  }
+
   async close(): Promise<void> {
+    if (this.prefix) {
+      for (const s of this.prefix.seqs) s.dispose();
+      await this.prefix.context.dispose();
+    }
     this.singleSeq.dispose();
     for (const s of this.multiSeqs) s.dispose();
     await this.single.dispose();

@@ -21,6 +21,12 @@ export interface Workload {
   samplingTokens: number;
   samplingReps: number;
   samplingPromptTokens: number;
+  /** Shared-prefix TTFT: this many concurrent requests, one system prompt of this length, each its own question. */
+  prefixStreams: number;
+  prefixSystemTokens: number;
+  prefixQuestionTokens: number;
+  /** Repetitions of the shared-prefix row (llama.cpp evaluates streams x system tokens per repetition). */
+  prefixReps: number;
 }
 
 export interface BenchOptions {
@@ -38,23 +44,27 @@ export interface BenchOptions {
 }
 
 const fullWorkload: Workload = {
-  promptTokens: 512, decodeTokens: 128, streams: 16, aggregateTokens: 64, shortPromptTokens: 16, reps: 5,
+  promptTokens: 512, decodeTokens: 128, streams: 16, aggregateTokens: 64, shortPromptTokens: 16, reps: 3,
   samplingTokens: 256, samplingReps: 7, samplingPromptTokens: 64,
+  prefixStreams: 16, prefixSystemTokens: 1000, prefixQuestionTokens: 20, prefixReps: 1,
 };
 const quickWorkload: Workload = {
   promptTokens: 512, decodeTokens: 32, streams: 16, aggregateTokens: 16, shortPromptTokens: 16, reps: 2,
   samplingTokens: 64, samplingReps: 2, samplingPromptTokens: 64,
+  prefixStreams: 16, prefixSystemTokens: 1000, prefixQuestionTokens: 20, prefixReps: 1,
 };
 
 const fullHttp: HttpWorkload = { rateRequests: 2000, rateClients: 32, ttftClients: 16, ttftTokens: 16, ttftRounds: 5 };
 const quickHttp: HttpWorkload = { rateRequests: 300, rateClients: 32, ttftClients: 16, ttftTokens: 16, ttftRounds: 2 };
 
 export const usage = `usage: npm run bench -- [--quick] [--threads N] [--only tokenmill|llamacpp] [--reps N]
-                       [--skip-sampling] [--http | --skip-http] [--cache-dir DIR]
+                       [--prefix-reps N] [--skip-sampling] [--http | --skip-http] [--cache-dir DIR]
   --quick          small synthetic model and fewer repetitions (a smoke run, not a measurement)
   --threads N      threads for both implementations (default 2)
   --only X         measure one implementation (no ratios)
-  --reps N         repetitions per measurement (default 5, quick 2)
+  --reps N         repetitions per measurement (default 3, quick 2)
+  --prefix-reps N  repetitions of the shared-prefix TTFT row (default 1: llama.cpp's side evaluates
+                   16 x 1,020 prompt tokens per repetition, minutes on 2 cores)
   --skip-sampling  leave out the sampling-cost measurement
   --http           only the HTTP benchmarks (tokenmill serve on 127.0.0.1; absolute numbers, no peer)
   --skip-http      leave out the HTTP benchmarks
@@ -69,7 +79,7 @@ function positiveInt(flag: string, v: string | undefined): number {
 }
 
 export function parseOptions(argv: readonly string[], repoRoot: string): BenchOptions {
-  let quick = false, threads = 2, only: Only = 'both', reps: number | undefined, skipSampling = false, httpOnly = false, skipHttp = false;
+  let quick = false, threads = 2, only: Only = 'both', reps: number | undefined, prefixReps: number | undefined, skipSampling = false, httpOnly = false, skipHttp = false;
   let cacheDir = process.env.TOKENMILL_BENCH_CACHE ?? path.join(os.tmpdir(), 'tokenmill-bench');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -79,6 +89,7 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
       case '--quick': quick = true; break;
       case '--threads': threads = positiveInt(flag, value()); break;
       case '--reps': reps = positiveInt(flag, value()); break;
+      case '--prefix-reps': prefixReps = positiveInt(flag, value()); break;
       case '--skip-sampling': skipSampling = true; break;
       case '--http': case '--http-only': httpOnly = true; break;
       case '--skip-http': skipHttp = true; break;
@@ -98,5 +109,6 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
   const workload = { ...(quick ? quickWorkload : fullWorkload) };
   const http = { ...(quick ? quickHttp : fullHttp) };
   if (reps !== undefined) workload.reps = workload.samplingReps = http.ttftRounds = reps;
+  if (prefixReps !== undefined) workload.prefixReps = prefixReps;
   return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, workload, http };
 }

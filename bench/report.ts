@@ -1,6 +1,7 @@
 // The benchmark's result shape (written as JSON) and its printed table.
 import type { HttpResult } from './http-bench.js';
 import type { Workload } from './options.js';
+import type { Platform } from './platform.js';
 import { fmt, type Series } from './stats.js';
 
 export interface Comparison {
@@ -36,6 +37,9 @@ export interface BenchResult {
   threads: number;
   workload: Workload;
   machine: { cpu: string; cpus: number; node: string; platform: string; loadavgBefore: number; loadavgAfter: number };
+  platform: Platform;
+  /** Single-stream decode's ceiling: read bandwidth / weight bytes per step (absent with --only llamacpp or --http). */
+  decodeLimit?: { weightBytes: number; tokPerSecond: number };
   peer: { package: string; version: string };
   model: { name: string; path: string; bytes: number; options: object };
   comparisons: Comparison[];
@@ -56,12 +60,22 @@ export function printTable(r: BenchResult): void {
   out.push(`tokenmill vs llama.cpp (node-llama-cpp ${r.peer.version}) — ${r.model.name}, ${(r.model.bytes / 1e9).toFixed(2)} GB, ` +
     `${r.threads} threads, ${r.workload.reps} reps${r.quick ? ' (QUICK smoke run)' : ''}`);
   out.push(`${r.machine.cpu} (${r.machine.cpus} cpus), node ${r.machine.node}, commit ${r.commit}`);
+  const p = r.platform;
+  out.push(`CPU features: ${p.features.join(' ') || 'none of note'}; tokenmill kernels ${p.kernelLevel}; ` +
+    `llama.cpp CPU variant ${p.llamacppVariant ?? '-'}; read bandwidth ${fmt(p.readBandwidthGBs)} GB/s (${r.threads} threads)`);
   out.push(`1-minute load average before/after: ${fmt(r.machine.loadavgBefore, 2)} / ${fmt(r.machine.loadavgAfter, 2)} (the run itself adds up to ${r.threads})`);
   out.push('');
   const w = [46, 26, 26, 10];
   if (r.comparisons.length > 0) out.push(pad('metric (median [min-max])', w[0]!) + lpad('tokenmill', w[1]!) + lpad('llama.cpp', w[2]!) + lpad('ratio', w[3]!));
   for (const c of r.comparisons) {
     out.push(pad(c.label, w[0]!) + lpad(cell(c.tokenmill), w[1]!) + lpad(cell(c.llamacpp), w[2]!) + lpad(c.ratio === undefined ? '-' : fmt(c.ratio, 2), w[3]!));
+  }
+  const dl = r.decodeLimit;
+  const decode = r.comparisons.find((c) => c.label.startsWith('decode tok/s'));
+  if (dl && decode) {
+    const share = (x: Series | undefined): string => (x ? `${fmt((x.median / dl.tokPerSecond) * 100)}%` : '-');
+    out.push(pad(`  share of the bandwidth limit (${fmt(dl.tokPerSecond)} tok/s)`, w[0]!) + lpad(share(decode.tokenmill), w[1]!) + lpad(share(decode.llamacpp), w[2]!));
+    out.push(`  (limit = ${fmt(p.readBandwidthGBs)} GB/s / ${fmt(dl.weightBytes / 1e9, 3)} GB of weights read per decode step)`);
   }
   if (r.sampling.length > 0) {
     out.push('');

@@ -15,6 +15,7 @@ import { ensureModel } from './model-cache.js';
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.js';
 import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
 import { LlamacppSide, peerVersion } from './llamacpp-side.js';
+import { describePlatform, llamacppCpuVariant, type Platform } from './platform.js';
 import { measureSampling } from './sampling-cost.js';
 import type { Side } from './side.js';
 import { randomPrompt, series } from './stats.js';
@@ -47,24 +48,34 @@ async function measure(sides: Side[], reps: number, what: (side: Side, rep: numb
   return out;
 }
 
-function compare(label: string, unit: string, values: Map<string, number[]>): Comparison {
+function compare(label: string, unit: string, values: Map<string, number[]>, lowerIsBetter = false): Comparison {
   const tm = values.get('tokenmill'), ll = values.get('llamacpp');
   const c: Comparison = { label, unit };
   if (tm) c.tokenmill = series(tm);
   if (ll) c.llamacpp = series(ll);
-  if (c.tokenmill && c.llamacpp) c.ratio = c.tokenmill.median / c.llamacpp.median;
+  if (c.tokenmill && c.llamacpp) c.ratio = lowerIsBetter ? c.llamacpp.median / c.tokenmill.median : c.tokenmill.median / c.llamacpp.median;
   return c;
 }
 
+interface SideFacts {
+  /** Bytes of weights one decode step reads (tokenmill's reading of the model file). */
+  decodeWeightBytes?: number;
+  llamacppVariant?: string;
+}
+
 /** The A/B part: tokenmill and/or llama.cpp on the main model; `sides` is closed by the caller on error. */
-async function compareSides(opts: BenchOptions, repoRoot: string, modelPath: string, sides: Side[]): Promise<Comparison[]> {
+async function compareSides(opts: BenchOptions, repoRoot: string, modelPath: string, sides: Side[], facts: SideFacts): Promise<Comparison[]> {
   const w = opts.workload;
   const contextSize = Math.max(w.promptTokens, w.shortPromptTokens + Math.max(w.decodeTokens, w.aggregateTokens)) + 64;
+  const prefix = { prefixStreams: w.prefixStreams, prefixContext: w.prefixSystemTokens + w.prefixQuestionTokens + 16 };
   if (opts.only !== 'llamacpp') {
-    sides.push(await TokenmillSide.open(modelPath, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens }));
+    const side = await TokenmillSide.open(modelPath, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens, ...prefix });
+    sides.push(side);
+    facts.decodeWeightBytes = side.decodeWeightBytes();
   }
   if (opts.only !== 'tokenmill') {
-    sides.push(await LlamacppSide.open(repoRoot, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000 }));
+    sides.push(await LlamacppSide.open(repoRoot, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000, ...prefix }));
+    facts.llamacppVariant = llamacppCpuVariant();
   }
   const bos = 1;
   let seed = 1000;
@@ -88,10 +99,18 @@ async function compareSides(opts: BenchOptions, repoRoot: string, modelPath: str
     if (r.tokens !== w.streams * w.aggregateTokens) throw new Error(`${s.name}: ${r.tokens} tokens generated, expected ${w.streams * w.aggregateTokens}`);
     return r.tokens / r.seconds;
   });
+  log(`shared-prefix TTFT: ${w.prefixStreams} requests x (${w.prefixSystemTokens} shared + ${w.prefixQuestionTokens} own tokens) x ${w.prefixReps} ...`);
+  const shared = await measure(sides, w.prefixReps, async (s) => {
+    const system = randomPrompt(w.prefixSystemTokens, 32000, bos, seed++);
+    const questions = Array.from({ length: w.prefixStreams }, () => randomPrompt(w.prefixQuestionTokens, 32000, null, seed++));
+    return s.sharedPrefix(system, questions);
+  });
   const comparisons = [
     compare(`prompt tok/s (${w.promptTokens}-token prompt)`, 'tok/s', prefill),
     compare(`decode tok/s (1 stream, ${w.decodeTokens} tokens)`, 'tok/s', decode),
     compare(`aggregate decode tok/s (${w.streams} streams x ${w.aggregateTokens})`, 'tok/s', aggregate),
+    // Seconds: lower is better, so the ratio is llama.cpp / tokenmill (above 1 still means tokenmill is faster).
+    compare(`shared-prefix TTFT s (${w.prefixStreams} x ${w.prefixSystemTokens}+${w.prefixQuestionTokens}), lower is better`, 's', shared, true),
   ];
   for (const s of sides) await s.close();
   sides.length = 0;
@@ -107,6 +126,10 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
   const loadBefore = os.loadavg()[0]!;
   if (loadBefore > 0.5) log(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before the run; the machine is not idle`);
 
+  log(`measuring read bandwidth with ${opts.threads} threads ...`);
+  const platform: Platform = await describePlatform(repoRoot, opts.threads);
+  log(`${platform.cpu}: kernels ${platform.kernelLevel}, read bandwidth ${platform.readBandwidthGBs.toFixed(1)} GB/s`);
+
   const spec = mainModel(opts.quick, spmVocab);
   const cached = await ensureModel(opts.cacheDir, spec.name, spec.options, 32000, log);
   log(`model ${cached.path} (${(cached.bytes / 1e9).toFixed(2)} GB${cached.reused ? ', reused' : ''}); threads ${opts.threads}`);
@@ -115,8 +138,9 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
   try {
     let comparisons: Comparison[] = [];
     const sampling: SamplingRow[] = [];
+    const facts: SideFacts = {};
     if (!opts.httpOnly) {
-      comparisons = await compareSides(opts, repoRoot, cached.path, sides);
+      comparisons = await compareSides(opts, repoRoot, cached.path, sides, facts);
       const stepSeconds: Record<string, number> = {};
       const dc = comparisons[1]!;
       if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
@@ -143,6 +167,8 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
         cpu: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}`,
         loadavgBefore: loadBefore, loadavgAfter: os.loadavg()[0]!,
       },
+      platform: { ...platform, ...(facts.llamacppVariant ? { llamacppVariant: facts.llamacppVariant } : {}) },
+      ...(facts.decodeWeightBytes ? { decodeLimit: decodeLimit(facts.decodeWeightBytes, platform.readBandwidthGBs) } : {}),
       peer: { package: 'node-llama-cpp', version: await peerVersion(repoRoot) },
       model: { name: spec.name, path: cached.path, bytes: cached.bytes, options: { ...spec.options, vocab: path.basename(spmVocab) } },
       comparisons,
@@ -152,6 +178,11 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
   } finally {
     for (const s of sides) await s.close().catch(() => undefined);
   }
+}
+
+/** The decode rate memory allows: read bandwidth over the bytes of weights one step reads. */
+function decodeLimit(weightBytes: number, bandwidthGBs: number): { weightBytes: number; tokPerSecond: number } {
+  return { weightBytes, tokPerSecond: (bandwidthGBs * 1e9) / weightBytes };
 }
 
 function gitCommit(repoRoot: string): string {

@@ -5,7 +5,11 @@
 //   decode     one stream, greedy: time from the first generated token to the last, (n - 1) / seconds
 //              (so the prompt and the first sample are outside the window);
 //   aggregate  `streams` concurrent streams, greedy, each `n` tokens after a short prompt: all generated
-//              tokens / wall time from the first submit to the last token (includes the small prompts).
+//              tokens / wall time from the first submit to the last token (includes the small prompts);
+//   shared prefix  `questions.length` concurrent requests, each the same long system prompt followed by
+//              its own short question: wall time from the first submit until every request has its
+//              first token. tokenmill computes the shared blocks once (prefix caching on for this row);
+//              llama.cpp, through node-llama-cpp, evaluates each sequence's whole prompt.
 
 export type Sampling = 'greedy' | 'full';
 
@@ -37,6 +41,8 @@ export interface Side {
   decode(prompt: number[], n: number, sampling: Sampling): Promise<DecodeResult>;
   /** Concurrent greedy decode, one stream per prompt, `n` tokens each. */
   aggregate(prompts: number[][], n: number): Promise<DecodeResult>;
+  /** Seconds until each of the concurrent requests `system ++ question` has produced its first token. */
+  sharedPrefix(system: number[], questions: number[][]): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -9,12 +9,22 @@ export interface TokenmillSideOptions {
   maxModelLen: number;
   /** Largest prompt chunk per step; set to the prompt length so the prompt goes in one batch, as llama.cpp's batch does. */
   batchTokens: number;
+  /** The shared-prefix row: its concurrent requests and the longest of them (system prompt + question). */
+  prefixStreams?: number;
+  prefixContext?: number;
 }
 
 export class TokenmillSide implements Side {
   readonly name = 'tokenmill' as const;
 
-  private constructor(readonly model: Model, private readonly engine: Engine, private readonly bias: Record<string, number>) {}
+  private prefixEngine: Engine | undefined;
+
+  private constructor(
+    readonly model: Model,
+    private readonly engine: Engine,
+    private readonly bias: Record<string, number>,
+    private readonly o: TokenmillSideOptions,
+  ) {}
 
   static async open(modelPath: string, o: TokenmillSideOptions): Promise<TokenmillSide> {
     const model = await Model.load(modelPath);
@@ -28,7 +38,7 @@ export class TokenmillSide implements Side {
         enablePrefixCaching: false,
       });
       const bias = Object.fromEntries(logitBiasEntries(model.info.vocabSize, rng(99)).map(([t, b]) => [String(t), b]));
-      return new TokenmillSide(model, engine, bias);
+      return new TokenmillSide(model, engine, bias, o);
     } catch (error) {
       model.dispose();
       throw error;
@@ -84,7 +94,42 @@ export class TokenmillSide implements Side {
     return { tokens: counts.reduce((a, b) => a + b, 0), seconds };
   }
 
+  /**
+   * Bytes a decode step reads from the weights: every tensor once, except the token embedding table, of
+   * which one row is read (unless it doubles as the output matrix). The KV cache read is left out (small
+   * for the short contexts the decode rows use).
+   */
+  decodeWeightBytes(): number {
+    const tensors = this.model.info.tensors;
+    const tied = !tensors.some((t) => t.name === 'output.weight');
+    return tensors.reduce((sum, t) => sum + (t.name === 'token_embd.weight' && !tied ? 0 : t.bytes), 0);
+  }
+
+  async sharedPrefix(system: number[], questions: number[][]): Promise<number> {
+    // A second engine with prefix caching on: the first request computes the shared blocks, the others
+    // find them cached. Every repetition brings a new system prompt, so nothing is warm from the last one.
+    if (!this.o.prefixStreams || !this.o.prefixContext) throw new Error('tokenmill side opened without the shared-prefix options');
+    this.prefixEngine ??= await Engine.create(this.model, {
+      threads: this.o.threads,
+      maxNumSeqs: this.o.prefixStreams,
+      maxModelLen: this.o.prefixContext,
+      maxNumBatchedTokens: this.o.batchTokens,
+      enablePrefixCaching: true,
+    });
+    const engine = this.prefixEngine;
+    const t0 = process.hrtime.bigint();
+    const firsts = await Promise.all(questions.map(async (q) => {
+      for await (const ev of engine.generate(this.request([...system, ...q], 1, 'greedy'))) {
+        if (ev.tokenIds.length > 0) return secondsSince(t0);
+        if (ev.finishReason) throw new Error(`tokenmill shared-prefix request ended with ${ev.finishReason}: ${ev.error?.message ?? ''}`);
+      }
+      throw new Error('tokenmill shared-prefix request produced no token');
+    }));
+    return Math.max(...firsts);
+  }
+
   async close(): Promise<void> {
+    await this.prefixEngine?.close();
     await this.engine.close();
     this.model.dispose();
   }

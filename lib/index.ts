@@ -1,6 +1,8 @@
 // Public exports of tokenmill.
 export { Model } from './engine/model.js';
 export { Grammar } from './engine/grammar.js';
+export { kernelLevel, measureReadBandwidth } from './engine/platform.js';
+export type { ReadBandwidthOptions } from './engine/platform.js';
 export { Engine } from './openai/chat-engine.js';
 export type { EngineOptions } from './openai/chat-engine.js';
 export type { EngineStats, FinishReason, GenerateEvent, GenerateOptions, TokenLogprob } from './engine/engine.js';

@@ -24,6 +24,10 @@ function kernelLevel() {
   }
 }
 
-const cpu = cpuInfo();
-console.log(`platform: ${cpu.model}; ${require('node:os').cpus().length} cores; features: ${cpu.flags.join(' ') || 'none of note'}`);
-console.log(`platform: tokenmill kernel level ${kernelLevel()}${process.env.TOKENMILL_ISA ? ` (capped by TOKENMILL_ISA=${process.env.TOKENMILL_ISA})` : ''}`);
+module.exports = { cpuInfo };
+
+if (require.main === module) {
+  const cpu = cpuInfo();
+  console.log(`platform: ${cpu.model}; ${require('node:os').cpus().length} cores; features: ${cpu.flags.join(' ') || 'none of note'}`);
+  console.log(`platform: tokenmill kernel level ${kernelLevel()}${process.env.TOKENMILL_ISA ? ` (capped by TOKENMILL_ISA=${process.env.TOKENMILL_ISA})` : ''}`);
+}

@@ -5,6 +5,8 @@ export interface NativeTensorInfo {
   name: string;
   type: string;
   shape: number[];
+  /** Size of the tensor's data in the file. */
+  bytes: number;
 }
 
 export interface NativeHparams {
@@ -82,6 +84,8 @@ export interface NativeAddon {
   /** Compiles on a libuv worker; rejects with code 'grammar_invalid' and 1-based `line` / `column` for bad text. */
   compileGrammar(model: NativeModel, text: string): Promise<NativeGrammar>;
   cpuIsa(): string;
+  /** Read bandwidth in bytes/s: `threads` threads streaming through a `bytes` buffer, best of `reps` (libuv worker). */
+  measureReadBandwidth(bytes: number, threads: number, reps: number): Promise<number>;
   version: string;
 }
 

@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include "addon/addon-state.h"
+#include "addon/js-bandwidth.h"
 #include "addon/js-engine.h"
 #include "addon/js-grammar.h"
 #include "addon/js-model.h"
@@ -26,6 +27,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     exports.Set("loadModel", Napi::Function::New(env, js_model::load, "loadModel"));
     exports.Set("createEngine", Napi::Function::New(env, js_engine::create, "createEngine"));
     exports.Set("compileGrammar", Napi::Function::New(env, js_grammar::compile, "compileGrammar"));
+    exports.Set("measureReadBandwidth", Napi::Function::New(env, measure_read_bandwidth, "measureReadBandwidth"));
     exports.Set("cpuIsa", Napi::Function::New(env, cpu_isa, "cpuIsa"));
     exports.Set("version", Napi::String::New(env, TOKENMILL_VERSION));
     return exports;

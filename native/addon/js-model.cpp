@@ -184,6 +184,7 @@ Napi::Value js_model::info(const Napi::CallbackInfo & info) {
             Napi::Array shape = Napi::Array::New(env, t.n_dims);
             for (uint32_t d = 0; d < t.n_dims; ++d) shape.Set(d, Napi::Number::New(env, double(t.ne[d])));
             to.Set("shape", shape);
+            to.Set("bytes", Napi::Number::New(env, double(t.n_bytes)));
             tensors.Set(uint32_t(i), to);
         }
         o.Set("tensors", tensors);

@@ -1,0 +1,33 @@
+// The machine a bench run measured: its CPU, tokenmill's kernel level, llama.cpp's CPU variant and the
+// read bandwidth that bounds decode. A figure belongs to the CPU it was measured on.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { kernelLevel, measureReadBandwidth } from 'tokenmill';
+
+export interface Platform {
+  cpu: string;
+  /** The CPU's SIMD features that decide kernel levels (AVX2, AVX-512 subsets, AMX). */
+  features: string[];
+  kernelLevel: string;
+  /** The ggml CPU backend node-llama-cpp loaded (e.g. haswell, zen4, sapphirerapids), once its side is open. */
+  llamacppVariant?: string;
+  /** Best read bandwidth over a 1 GiB buffer with the benchmark's thread count, GB/s. */
+  readBandwidthGBs: number;
+}
+
+export async function describePlatform(repoRoot: string, threads: number): Promise<Platform> {
+  const { cpuInfo } = createRequire(__filename)(path.join(repoRoot, 'scripts', 'print-platform.cjs')) as {
+    cpuInfo(): { model: string; flags: string[] };
+  };
+  const cpu = cpuInfo();
+  const bandwidth = await measureReadBandwidth({ threads });
+  return { cpu: cpu.model, features: cpu.flags, kernelLevel: kernelLevel(), readBandwidthGBs: bandwidth / 1e9 };
+}
+
+/** Which of node-llama-cpp's libggml-cpu-<variant>.so files this process mapped (ggml picks one by cpuid). */
+export function llamacppCpuVariant(): string | undefined {
+  let maps = '';
+  try { maps = readFileSync('/proc/self/maps', 'utf8'); } catch { return undefined; }
+  return /libggml-cpu-([\w-]+)\.so/.exec(maps)?.[1];
+}
