@@ -19,6 +19,6 @@ export interface ReadBandwidthOptions {
  * The memory read bandwidth in bytes/s that `threads` threads reach streaming through a large buffer: the
  * ceiling of a decode step, which reads every weight once. Runs on a libuv worker for a second or two.
  */
-export function measureReadBandwidth(options: ReadBandwidthOptions = {}): Promise<number> {
-  return native().measureReadBandwidth(options.bytes ?? 2 ** 30, options.threads ?? 2, options.reps ?? 5);
+export async function measureReadBandwidth(options: ReadBandwidthOptions = {}): Promise<number> {
+  return await native().measureReadBandwidth(options.bytes ?? 2 ** 30, options.threads ?? 2, options.reps ?? 5);
 }
