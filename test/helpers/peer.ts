@@ -3,6 +3,7 @@
 //
 // node-llama-cpp's model.tokenize(text, special) calls llama_tokenize with add_special = false and
 // parse_special = special; detokenize(ids, special) renders special tokens' text only when special is true.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,6 +27,7 @@ interface PeerSequence {
 }
 interface PeerLlama {
   loadModel(options: Record<string, unknown>): Promise<PeerModel>;
+  readonly systemInfo: string;
 }
 
 let llamaPromise: Promise<PeerLlama> | null = null;
@@ -40,6 +42,32 @@ export function peerLlama(): Promise<PeerLlama> {
     }) as Promise<PeerLlama>;
   })();
   return llamaPromise;
+}
+
+/** The llama.cpp CPU build node-llama-cpp loaded in this process, and what it was compiled with. */
+export interface PeerCpuBuild {
+  /** The ggml CPU variant: the best-scoring libggml-cpu-<variant>.so for this CPU (haswell, zen4, sapphirerapids …). */
+  variant: string;
+  /** Compiled with AMX int8 (the sapphirerapids variant): F16 and quantized matmuls then take ggml's AMX path. */
+  amx: boolean;
+  /** llama.cpp's feature line ("CPU : SSE3 = 1 | … | AVX512_BF16 = 1 | …"). */
+  features: string;
+}
+
+// ggml loads every variant to score it and keeps only the best one mapped, so the one libggml-cpu-*.so in
+// this process's memory map is the build in use.
+export async function peerCpuBuild(): Promise<PeerCpuBuild> {
+  const llama = await peerLlama();
+  const features = llama.systemInfo.trim();
+  let maps: string;
+  try {
+    maps = readFileSync('/proc/self/maps', 'utf8');
+  } catch {
+    return { variant: 'unknown (no /proc/self/maps)', amx: /AMX_INT8 = 1/.test(features), features };
+  }
+  const variants = [...new Set([...maps.matchAll(/libggml-cpu-([\w-]+)\.so/g)].map((m) => m[1]!))];
+  if (variants.length !== 1) throw new Error(`expected one libggml-cpu-*.so mapped, found: ${variants.join(', ') || 'none'}`);
+  return { variant: variants[0]!, amx: /AMX_INT8 = 1/.test(features), features };
 }
 
 export async function peerLoadModel(modelPath: string, options: { vocabOnly?: boolean } = {}): Promise<PeerModel> {
