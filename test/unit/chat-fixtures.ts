@@ -1,11 +1,11 @@
-// Shared fixtures for the chat-template tests.
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// Shared fixtures for the chat-template tests. The templates come from ../shared (helpers/shared.ts throws
+// when it is missing, so a test that needs them fails instead of passing without them).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ChatMessage, ChatTool } from '../../lib/openai/protocol.js';
+import { templatesDir } from '../helpers/shared.js';
 
-export const SHARED = process.env.TOKENMILL_SHARED ?? resolve(__dirname, '../../../shared');
-export const TEMPLATES = join(SHARED, 'templates');
-export const haveShared = existsSync(TEMPLATES);
+export const TEMPLATES = templatesDir;
 export const readTemplate = (name: string) => readFileSync(join(TEMPLATES, name), 'utf8');
 
 export const WEATHER_TOOL: ChatTool = {

@@ -3,7 +3,7 @@ import {
   detectReasoningParser, extractReasoning, promptOpensReasoning, ReasoningStreamParser, startsInReasoning, promptEndsReasoning,
 } from '../../lib/chat/reasoning-parser.js';
 import { renderChatTemplate } from '../../lib/chat/template.js';
-import { haveShared, readTemplate, USER1 } from './chat-fixtures.js';
+import { readTemplate, USER1 } from './chat-fixtures.js';
 
 function stream(text: string, size: number, inside: boolean) {
   const p = new ReasoningStreamParser(inside);
@@ -43,7 +43,6 @@ describe('chat reasoning parser', () => {
     expect(startsInReasoning('deepseek_r1', 'x')).toBe(true);
     expect(startsInReasoning('qwen3', '<|im_start|>assistant\n<think>\n')).toBe(true);
     expect(detectReasoningParser('{{ messages }}')).toBeNull();
-    if (!haveShared) return;
     expect(detectReasoningParser(readTemplate('Qwen-Qwen2.5-7B-Instruct.jinja'))).toBeNull();
     for (const f of ['Qwen-Qwen3-0.6B.jinja', 'Qwen-QwQ-32B.jinja', 'llama.cpp-2025-09/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja']) {
       expect(detectReasoningParser(readTemplate(f))).toBe('qwen3');

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { renderChatTemplate } from '../../lib/chat/template.js';
 import type { RenderChatOptions } from '../../lib/chat/template.js';
 import type { ChatMessage } from '../../lib/openai/protocol.js';
-import { ANSWER, CALL, haveShared, readTemplate, RESULT, SYSTEM, TEMPLATES, TOOL_CONVERSATION, USER1, USER2, WEATHER_TOOL } from './chat-fixtures.js';
+import { ANSWER, CALL, readTemplate, RESULT, SYSTEM, TEMPLATES, TOOL_CONVERSATION, USER1, USER2, WEATHER_TOOL } from './chat-fixtures.js';
 
 const TOOL_JSON = '{"type": "function", "function": {"name": "get_weather", "description": "Get the weather for a city", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}}}';
 const PARAMS_JSON = '{"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}';
@@ -22,10 +22,10 @@ const ADJUST: Record<string, { note: string; opts: Partial<RenderChatOptions>; m
   'fireworks-ai-llama-3-firefunction-v2.jinja': { note: 'needs functions/datetime', opts: { chatTemplateKwargs: { functions: JSON.stringify([WEATHER_TOOL.function]), datetime: '2025-06-07' } } },
 };
 
-const files = haveShared
-  ? [...readdirSync(TEMPLATES).filter((f) => f.endsWith('.jinja')).map((f) => [f, f] as const),
-     ...readdirSync(join(TEMPLATES, 'llama.cpp-2025-09')).filter((f) => f.endsWith('.jinja')).map((f) => [`llama.cpp-2025-09/${f}`, f] as const)]
-  : [];
+const files = [
+  ...readdirSync(TEMPLATES).filter((f) => f.endsWith('.jinja')).map((f) => [f, f] as const),
+  ...readdirSync(join(TEMPLATES, 'llama.cpp-2025-09')).filter((f) => f.endsWith('.jinja')).map((f) => [`llama.cpp-2025-09/${f}`, f] as const),
+];
 
 describe('chat template: every shared template renders the tool conversation', () => {
   it('finds the shared templates', () => { expect(files.length).toBeGreaterThanOrEqual(79); });
@@ -44,7 +44,6 @@ describe('chat template: every shared template renders the tool conversation', (
     }
   });
   it('gemma 2 raises for the system role, as the template says', () => {
-    if (!haveShared) return;
     const tpl = readTemplate('google-gemma-2-2b-it.jinja');
     expect(() => renderChatTemplate({ template: tpl, messages: [SYSTEM, USER1] })).toThrow(/System role not supported/);
     expect(() => renderChatTemplate({ template: tpl, messages: [USER1, CALL, RESULT] })).toThrow(/roles must alternate/);

@@ -4,7 +4,7 @@ import {
 } from '../../lib/chat/tool-parser.js';
 import type { ToolParserName } from '../../lib/chat/tool-parser.js';
 import type { DeltaToolCall } from '../../lib/openai/protocol.js';
-import { haveShared, readTemplate } from './chat-fixtures.js';
+import { readTemplate } from './chat-fixtures.js';
 
 /** Streams `text` in pieces of `size` and folds the deltas. */
 function stream(parser: ToolParserName, text: string, size: number, parallel = true) {
@@ -110,7 +110,6 @@ describe('chat tool parser', () => {
   it('detects the parser from the template', () => {
     expect(detectToolParser(null)).toBeNull();
     expect(detectToolParser('{{ messages }}')).toBeNull();
-    if (!haveShared) return;
     expect(detectToolParser(readTemplate('Qwen-Qwen2.5-7B-Instruct.jinja'))).toBe('hermes');
     expect(detectToolParser(readTemplate('Qwen-Qwen3-0.6B.jinja'))).toBe('hermes');
     expect(detectToolParser(readTemplate('NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja'))).toBe('hermes');
