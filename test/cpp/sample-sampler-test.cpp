@@ -1,4 +1,4 @@
-// The sampler end to end: greedy path, distributions over 2,000 draws, seeded reproducibility,
+// The sampler end to end: greedy path, distributions over 20,000 seeded draws, seeded reproducibility,
 // logprobs and prompt logprobs, and custom processors registered by name.
 #include "check.h"
 #include "sample-test-util.h"
@@ -50,6 +50,42 @@ std::vector<int32_t> sequence(tmill::sampling_params p, const std::vector<float>
 }
 
 const std::vector<float> k_logits = logits_of({0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.05, 0.03, 0.01, 0.01});
+constexpr int k_draws = 20000;
+
+tmill::sampling_params seeded(int64_t seed) {
+    tmill::sampling_params p;
+    p.seed = seed;
+    p.has_seed = true;
+    return p;
+}
+
+// probs restricted to `kept` and renormalised; 0 elsewhere.
+std::vector<double> renormalised(const std::vector<double> & probs, const std::set<int32_t> & kept) {
+    double sum = 0;
+    for (int32_t t : kept) sum += probs[t];
+    std::vector<double> out(probs.size(), 0.0);
+    for (int32_t t : kept) out[t] = probs[t] / sum;
+    return out;
+}
+
+// Every token's count within 5 binomial standard deviations of n·p, and exactly 0 where p = 0. The draws
+// are seeded, so this is deterministic; 5σ leaves room for a change of the random stream, and with
+// n = 20,000 even a 1% token (200 ± 14) cannot go missing unnoticed.
+void check_rates(const draw_stats & st, const std::vector<double> & expected, int n) {
+    for (auto & c : st.counts) CHECK(c.first >= 0 && c.first < (int32_t)expected.size());
+    for (size_t t = 0; t < expected.size(); ++t) {
+        const auto it = st.counts.find((int32_t)t);
+        const int count = it == st.counts.end() ? 0 : it->second;
+        const double mean = n * expected[t];
+        const double sd = std::sqrt(n * expected[t] * (1 - expected[t]));
+        if (expected[t] == 0) {
+            CHECK_EQ(count, 0);
+        } else if (std::abs(count - mean) > 5 * sd) {
+            ::tm_test::record_failure(__FILE__, __LINE__, "token " + std::to_string(t) + ": " + std::to_string(count) +
+                " draws, expected " + std::to_string(mean) + " ± 5 × " + std::to_string(sd));
+        }
+    }
+}
 
 } // namespace
 
@@ -80,44 +116,29 @@ TM_TEST("sample: greedy sees penalties and masks") {
     CHECK_EQ(s.sample(row.data(), history_of({}, out), ws).token, 0);
 }
 
-TM_TEST("sample: top_k / top_p / min_p draw only from the allowed set") {
-    tmill::sampling_params p;
-    p.seed = 7;
-    p.has_seed = true;
+TM_TEST("sample: top_k / top_p / min_p / allowed ids draw every kept token at its renormalised rate") {
+    const std::vector<double> probs = {0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.05, 0.03, 0.01, 0.01};
+    tmill::sampling_params p = seeded(7);
     p.top_k = 3;
-    auto st = draw(p, k_logits, 2000);
-    for (auto & c : st.counts) CHECK(c.first < 3);
-    CHECK_EQ(st.counts.size(), (size_t)3);
-    // renormalised 0.3/0.65 ≈ 0.4615 of 2000 ≈ 923; allow 5 sigma (≈ 111)
-    CHECK(std::abs(st.counts[0] - 923) < 111);
+    check_rates(draw(p, k_logits, k_draws), renormalised(probs, {0, 1, 2}), k_draws);
 
-    p = {};
+    p = seeded(8);
     p.top_p = 0.6f;  // keeps 0.3, 0.2, 0.15 (0.5 before the third < 0.6), drops 0.1
-    st = draw(p, k_logits, 2000);
-    for (auto & c : st.counts) CHECK(c.first < 3);
-    CHECK_EQ(st.counts.size(), (size_t)3);
+    check_rates(draw(p, k_logits, k_draws), renormalised(probs, {0, 1, 2}), k_draws);
 
-    p = {};
+    p = seeded(9);
     p.min_p = 0.3f;  // threshold 0.09: tokens 0..3
-    st = draw(p, k_logits, 2000);
-    for (auto & c : st.counts) CHECK(c.first < 4);
-    CHECK_EQ(st.counts.size(), (size_t)4);
+    check_rates(draw(p, k_logits, k_draws), renormalised(probs, {0, 1, 2, 3}), k_draws);
 
-    p = {};
+    p = seeded(10);
     p.allowed_token_ids = std::vector<int32_t>{8, 9};
-    st = draw(p, k_logits, 2000);
-    for (auto & c : st.counts) CHECK(c.first >= 8);
-    CHECK(std::abs(st.counts[8] - 1000) < 112);
+    check_rates(draw(p, k_logits, k_draws), renormalised(probs, {8, 9}), k_draws);
 }
 
-TM_TEST("sample: untruncated draws follow the softmax") {
-    tmill::sampling_params p;
-    p.seed = 11;
-    p.has_seed = true;
-    auto st = draw(p, k_logits, 2000);
-    // token 0: expected 600, sd ≈ 20.5; token 9: expected 20, sd ≈ 4.4
-    CHECK(std::abs(st.counts[0] - 600) < 103);
-    CHECK(std::abs(st.counts[9] - 20) < 23);
+TM_TEST("sample: untruncated draws follow the softmax, tail included") {
+    // the two tail tokens (p = 0.01 each) are expected 200 ± 14 times: a sampler that never draws the
+    // tail, or cuts it short, is far outside the bounds
+    check_rates(draw(seeded(11), k_logits, k_draws), {0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.05, 0.03, 0.01, 0.01}, k_draws);
 }
 
 TM_TEST("sample: temperature lowers and raises entropy") {
