@@ -1,7 +1,7 @@
 // Engine life cycle and the boundary's promises: exactly one finish per request, idempotent abort, close
 // twice, disposed after close, priority order, and errors for bad requests that leave the engine serving.
 import { describe, expect, it } from 'vitest';
-import { DisposedError, Engine, InvalidArgumentError, Model } from '../../lib/index.js';
+import { DisposedError, Engine, type GenerateEvent, InvalidArgumentError, Model } from '../../lib/index.js';
 import { collect } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
@@ -9,13 +9,26 @@ describe('engine life cycle', () => {
   it('close aborts running requests (each ends with abort), twice is fine, later calls throw disposed', async () => {
     const model = await Model.load(stories260K);
     const engine = await Engine.create(model, { kvCacheMemory: 1 << 20, threads: 1 });
-    const runs = [1, 2, 3].map(() => collect(engine, { promptTokens: [1, 403, 407], temperature: 0, ignoreEos: true }));
-    await new Promise((r) => setTimeout(r, 50));
+    // Each run reports its first event, so close() meets three requests that are under way.
+    const started: Promise<void>[] = [];
+    const runs = [1, 2, 3].map(() => {
+      let markStarted = (): void => {};
+      started.push(new Promise<void>((resolve) => (markStarted = resolve)));
+      return (async () => {
+        const events: GenerateEvent[] = [];
+        for await (const ev of engine.generate({ promptTokens: [1, 403, 407], temperature: 0, ignoreEos: true })) {
+          events.push(ev);
+          markStarted();
+        }
+        return events;
+      })();
+    });
+    await Promise.all(started);
     await Promise.all([engine.close(), engine.close()]);
     await engine.close();
-    for (const r of await Promise.all(runs)) {
-      expect(r.last.finishReason).toBe('abort');
-      expect(r.events.filter((e) => e.finishReason).length).toBe(1);
+    for (const events of await Promise.all(runs)) {
+      expect(events.at(-1)!.finishReason).toBe('abort');
+      expect(events.filter((e) => e.finishReason).length).toBe(1);
     }
     expect(() => engine.generate({ promptTokens: [1] })).toThrow(DisposedError);
     expect(() => engine.stats()).toThrow(DisposedError);

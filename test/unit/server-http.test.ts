@@ -19,6 +19,11 @@ const jsonOf = (r: Response): Promise<any> => r.json();
 class FakeEngine implements ChatEngineLike {
   running = 0;
   aborted = 0;
+  #idleWaiters: (() => void)[] = [];
+  /** Resolves once no stream is running (at once if none is). */
+  idle(): Promise<void> {
+    return this.running === 0 ? Promise.resolve() : new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
   readonly maxModelLen = 128;
   readonly model = { info: { path: '/models/fake.gguf' } };
   stats() {
@@ -52,6 +57,7 @@ class FakeEngine implements ChatEngineLike {
       if (r.stream_options?.include_usage) yield { ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: n + 1, total_tokens: n + 6 } } as never;
     } finally {
       this.running--;
+      if (this.running === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
     }
   }
 }
@@ -212,7 +218,7 @@ describe('server: chat, usage, metrics', () => {
     await reader.read();
     expect(engine.running).toBe(1);
     ac.abort();
-    for (let i = 0; i < 100 && engine.running > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await engine.idle();
     expect(engine.running).toBe(0);
     expect(engine.aborted).toBe(1);
     const text = await (await fetch(`${base}/metrics`)).text();

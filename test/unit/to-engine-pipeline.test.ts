@@ -21,6 +21,14 @@ function fixture(script: Script, template = '{% for m in messages %}{{ m.content
   const calls: GenerateRequest[] = [];
   const signals: AbortSignal[] = [];
   const usage: ChatUsageRecord[] = [];
+  // Resolved when the usage hook has run `n` times (the hook runs after the stream's consumer has left).
+  const usageWaiters: { n: number; resolve: () => void }[] = [];
+  const recordUsage = (u: ChatUsageRecord): void => {
+    usage.push(u);
+    for (const w of usageWaiters.filter((x) => usage.length >= x.n)) w.resolve();
+  };
+  const untilUsage = (n: number): Promise<void> =>
+    usage.length >= n ? Promise.resolve() : new Promise((resolve) => usageWaiters.push({ n, resolve }));
   const model: ChatModel = {
     info: { chatTemplate: template, bosTokenId: 1, eosTokenId: 2, vocabSize: 256, path: '/nonexistent/toy.gguf' } as ChatModel['info'],
     tokenize: (t: string) => [...t].map((c) => c.charCodeAt(0) & 0xff),
@@ -72,9 +80,9 @@ function fixture(script: Script, template = '{% for m in messages %}{{ m.content
     returnTokensAsTokenIds: false,
     tokenBytes: (id) => new TextEncoder().encode(String.fromCharCode(id)),
     fingerprint: async () => 'tokenmill-test-000000000000',
-    onUsage: (u) => usage.push(u),
+    onUsage: recordUsage,
   };
-  return { ctx, calls, signals, usage };
+  return { ctx, calls, signals, usage, untilUsage };
 }
 
 const body = (extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content: 'hi' }], ...extra });
@@ -130,7 +138,7 @@ describe('chat pipeline over a scripted engine', () => {
     }
     expect(f.signals).toHaveLength(1);
     expect(f.signals[0]!.aborted).toBe(true);
-    await new Promise((r) => setTimeout(r, 20));
+    await f.untilUsage(1);
     expect(f.usage).toHaveLength(1);
     expect(f.usage[0]!.finishReasons).toEqual(['abort', 'abort']);
   });
