@@ -1,5 +1,6 @@
 // `tokenmill <command>`: the command-line entry (bin/tokenmill.cjs calls main()).
 import { generate, generateUsage } from './cli/generate.js';
+import { pullCommand } from './cli/pull.js';
 import { Model } from './engine/model.js';
 import { native } from './native/load.js';
 import { serve } from './server/serve.js';
@@ -11,6 +12,8 @@ commands:
   inspect <model.gguf> [--json] [--tensors]   print a GGUF model's architecture, hyper-parameters,
                                               tokenizer and tensors
   generate --model M.gguf --prompt TEXT       stream a completion of a raw prompt (see generate --help)
+  pull hf:<org>/<repo>[:<quant>]              download a GGUF model from the Hugging Face hub into the cache
+                                              (--model accepts the same hf: reference; pull --help)
   version                                     print the package version and the CPU kernels in use
   serve [--model M.gguf ...] [options]        OpenAI-compatible HTTP server (serve --help for the flags;
                                               without --model: the built-in demo model)
@@ -33,6 +36,8 @@ export async function main(argv: string[]): Promise<number> {
       return generate(rest);
     case 'serve':
       return serve(rest);
+    case 'pull':
+      return pullCommand(rest);
     case 'usage':
       return usageCommand(rest);
     case 'trajectories':

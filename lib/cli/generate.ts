@@ -1,9 +1,10 @@
 // `tokenmill generate --model M.gguf --prompt "..." [--max-tokens N] ...`: streams a completion of a raw
 // prompt (no chat template) to stdout — the quickest way to see a model run.
 import { Engine } from '../engine/engine.js';
+import { resolveModelPath } from '../hub/model-path.js';
 import { Model } from '../engine/model.js';
 
-export const generateUsage = `usage: tokenmill generate --model M.gguf --prompt TEXT [options]
+export const generateUsage = `usage: tokenmill generate --model M.gguf|hf:<org>/<repo>[:<quant>] --prompt TEXT [options]
   --max-tokens N        tokens to generate (default: until EOS or the context is full)
   --temperature T       0 = greedy (default 0)
   --top-p P  --top-k K  --min-p P  --seed S
@@ -57,7 +58,7 @@ export async function generate(argv: string[]): Promise<number> {
     process.stderr.write(`tokenmill generate: ${args}\n${generateUsage}`);
     return 1;
   }
-  const model = await Model.load(args.model);
+  const model = await Model.load(await resolveModelPath(args.model, (line) => process.stderr.write(`${line}\n`)));
   const engine = await Engine.create(model, { threads: args.threads, maxNumSeqs: 1 });
   const controller = new AbortController();
   const onSignal = (): void => controller.abort();

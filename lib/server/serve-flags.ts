@@ -32,7 +32,7 @@ export interface ServeFlags {
 
 type Kind = 'string' | 'int' | 'bytes' | 'seconds' | 'flag';
 const FLAGS: Record<string, { kind: Kind; help: string; repeat?: boolean; choices?: string[] }> = {
-  '--model': { kind: 'string', repeat: true, help: 'GGUF file to serve (repeatable; default: the built-in demo model)' },
+  '--model': { kind: 'string', repeat: true, help: 'GGUF file, or hf:<org>/<repo>[:<quant>] pulled from the Hugging Face hub, to serve (repeatable; default: the built-in demo model)' },
   '--served-model-name': { kind: 'string', repeat: true, help: 'API name, one per --model (default: file name without .gguf)' },
   '--host': { kind: 'string', help: 'bind address (default 127.0.0.1)' },
   '--port': { kind: 'int', help: 'port (default 8000)' },

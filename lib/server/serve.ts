@@ -10,6 +10,7 @@ import { Model } from '../engine/model.js';
 import { Engine } from '../openai/chat-engine.js';
 import type { EngineOptions } from '../openai/chat-engine.js';
 import { demoModelPath } from '../demo/demo-model.js';
+import { resolveModelPath } from '../hub/model-path.js';
 import { createServer, type TokenmillServer } from './server.js';
 import { FlagError, parseServeFlags, serveHelp, type ServeFlags } from './serve-flags.js';
 import type { ServedModel } from './types.js';
@@ -28,7 +29,7 @@ async function loadAll(flags: ServeFlags, server: () => TokenmillServer): Promis
   const served: ServedModel[] = [];
   try {
     for (let i = 0; i < files.length; i++) {
-      const file = files[i]!;
+      const file = await resolveModelPath(files[i]!, say);
       const id = flags.servedModelNames[i] ?? path.basename(file).replace(/\.gguf$/i, '');
       if (served.some((m) => m.id === id)) throw new Error(`two models are served as '${id}'; give --served-model-name for each`);
       const t0 = performance.now();
