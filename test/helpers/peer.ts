@@ -55,19 +55,23 @@ export interface PeerCpuBuild {
 }
 
 // ggml loads every variant to score it and keeps only the best one mapped, so the one libggml-cpu-*.so in
-// this process's memory map is the build in use.
-export async function peerCpuBuild(): Promise<PeerCpuBuild> {
-  const llama = await peerLlama();
-  const features = llama.systemInfo.trim();
+// this process's memory map is the build in use (undefined before node-llama-cpp is loaded, or without /proc).
+export function mappedGgmlCpuVariant(): string | undefined {
   let maps: string;
   try {
     maps = readFileSync('/proc/self/maps', 'utf8');
   } catch {
-    return { variant: 'unknown (no /proc/self/maps)', amx: /AMX_INT8 = 1/.test(features), features };
+    return undefined;
   }
   const variants = [...new Set([...maps.matchAll(/libggml-cpu-([\w-]+)\.so/g)].map((m) => m[1]!))];
-  if (variants.length !== 1) throw new Error(`expected one libggml-cpu-*.so mapped, found: ${variants.join(', ') || 'none'}`);
-  return { variant: variants[0]!, amx: /AMX_INT8 = 1/.test(features), features };
+  if (variants.length > 1) throw new Error(`more than one libggml-cpu-*.so is mapped: ${variants.join(', ')}`);
+  return variants[0];
+}
+
+export async function peerCpuBuild(): Promise<PeerCpuBuild> {
+  const llama = await peerLlama();
+  const features = llama.systemInfo.trim();
+  return { variant: mappedGgmlCpuVariant() ?? 'unknown (no libggml-cpu-*.so in /proc/self/maps)', amx: /AMX_INT8 = 1/.test(features), features };
 }
 
 export async function peerLoadModel(modelPath: string, options: { vocabOnly?: boolean } = {}): Promise<PeerModel> {
