@@ -2,6 +2,8 @@
 // on 24 synthetic models (llama / qwen2 / qwen3 × the 8 weight types), plus the shared oracles:
 // stories260K greedy tokens and first-position logits, llama-2-tiny-random logits at every position.
 //
+// (docs/kernels.md has the kernels' numerics and this reasoning at more length.)
+//
 // WHY THE TOLERANCES DEPEND ON THE CODE PATH. Both engines round activations the way ggml does (Q8_0 for
 // Q8_0/Q4_0 weights, Q8_K for the K-quants, BF16 rows for BF16 weights, F16 rows for F16 weights, F16 K/V
 // and F16 attention accumulators). Where the two sides also sum in the same order, they agree to the last
