@@ -54,7 +54,9 @@ export interface RenderLimits {
   maxItems: number;
 }
 
-export const DEFAULT_RENDER_LIMITS: RenderLimits = { timeMs: 2000, maxChars: 4 * 1024 * 1024, maxItems: 1_000_000 };
+// maxItems also bounds how far a render can overshoot timeMs: one range()/list is built (and converted
+// to the interpreter's values) between two deadline checks; a million items took seconds of that.
+export const DEFAULT_RENDER_LIMITS: RenderLimits = { timeMs: 2000, maxChars: 4 * 1024 * 1024, maxItems: 100_000 };
 
 /** Thrown for raise_exception(), limit breaches and any interpreter error; status 400. */
 export class TemplateError extends TokenmillError {

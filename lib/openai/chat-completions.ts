@@ -249,13 +249,16 @@ class ChoiceRun {
   }
 }
 
-/**
- * The error a failed choice ends the request with. The engine refusing the request at admission
- * (invalid_argument: a value the checks before submit let through) is the client's 400, never a 500.
- */
+/** Engine failures caused by the request itself: the client's 400, never a 500. */
+const CLIENT_FAULTS = new Set([
+  'invalid_argument', // refused at admission: a value the checks before submit let through
+  'grammar_invalid', // the request's grammar cannot go on (too ambiguous to follow, no token allowed)
+]);
+
+/** The error a failed choice ends the request with. */
 function engineFailure(ev: GenerateEvent): TokenmillError {
   const e = ev.error;
-  if (e && (e.status >= 500 || e.code === 'invalid_argument')) return e;
+  if (e && (e.status >= 500 || CLIENT_FAULTS.has(e.code))) return e;
   return new EngineError('Internal server error', 'engine_fault', 500, { cause: e });
 }
 

@@ -28,6 +28,11 @@ export interface RequestLimits {
   /** Characters of a structured-output constraint: grammar, regex, JSON schema (as JSON), structural tag. */
   maxConstraintChars: number;
   maxChoices: number;
+  /**
+   * Nesting of the request's JSON (objects and arrays) and of a regex's groups: the converters that
+   * walk them recurse, so a deep enough value would overflow the stack.
+   */
+  maxDepth: number;
 }
 
 export const DEFAULT_REQUEST_LIMITS: Omit<RequestLimits, 'maxN' | 'maxLogitBias'> = {
@@ -39,6 +44,7 @@ export const DEFAULT_REQUEST_LIMITS: Omit<RequestLimits, 'maxN' | 'maxLogitBias'
   maxDocuments: 1024,
   maxConstraintChars: 256 * 1024,
   maxChoices: 16384,
+  maxDepth: 100,
 };
 
 /** Python's repr of a float (vLLM's messages print values that way): 65536.0, 1e+300, 1e-07. */
@@ -84,6 +90,8 @@ function longest(strings: readonly string[]): number {
 
 /** Throws a 400 for the first field this server cannot honour or that is over a limit. */
 export function checkRequestLimits(r: ChatRequest, limits: RequestLimits): void {
+  const deep = deepestField(r, limits.maxDepth);
+  if (deep !== null) badRequest(`${deep} nests more than ${limits.maxDepth} levels deep.`, deep);
   for (const [wire, key] of CHECKED) {
     const v = r[wire];
     if (v === null || v === undefined) continue;
@@ -106,6 +114,36 @@ export function checkRequestLimits(r: ChatRequest, limits: RequestLimits): void 
   checkConstraints(r, limits);
 }
 
+/** The top-level field whose value nests deeper than `max` objects/arrays, or null. Iterative. */
+function deepestField(r: object, max: number): string | null {
+  for (const [field, value] of Object.entries(r)) {
+    const stack: [unknown, number][] = [[value, 1]];
+    while (stack.length > 0) {
+      const [v, depth] = stack.pop()!;
+      if (v === null || typeof v !== 'object') continue;
+      if (depth > max) return field;
+      for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return null;
+}
+
+/** The deepest group nesting of a regex (escapes and character classes skipped). */
+function regexDepth(pattern: string): number {
+  let depth = 0;
+  let max = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\') i++;
+    else if (inClass) inClass = ch !== ']';
+    else if (ch === '[') inClass = true;
+    else if (ch === '(') max = Math.max(max, ++depth);
+    else if (ch === ')') depth = Math.max(0, depth - 1);
+  }
+  return max;
+}
+
 function constraintSize(v: unknown): number {
   if (v === null || v === undefined) return 0;
   return typeof v === 'string' ? v.length : JSON.stringify(v).length;
@@ -124,6 +162,12 @@ function checkConstraints(r: ChatRequest, limits: RequestLimits): void {
   for (const [name, v] of sized) {
     const size = constraintSize(v);
     if (size > limits.maxConstraintChars) badRequest(`${name} is ${size} characters long; at most ${limits.maxConstraintChars} are allowed.`, name);
+  }
+  for (const key of ['regex', 'whitespace_pattern'] as const) {
+    const pattern = so?.[key];
+    if (pattern != null && regexDepth(pattern) > limits.maxDepth) {
+      badRequest(`structured_outputs.${key} nests groups more than ${limits.maxDepth} levels deep.`, `structured_outputs.${key}`);
+    }
   }
   const choice = so?.choice;
   if (choice) {

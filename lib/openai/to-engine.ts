@@ -26,7 +26,14 @@ function badRequest(message: string, param: string | null = null): never {
  * lib/structured), or undefined for free text. Throws 400s naming the offending field.
  */
 export function structuredGrammar(r: ChatRequest): string | undefined {
-  return toGrammar({ structured_outputs: r.structured_outputs, response_format: r.response_format });
+  try {
+    return toGrammar({ structured_outputs: r.structured_outputs, response_format: r.response_format });
+  } catch (e) {
+    // The converters recurse over the constraint; JSON given as a string (structured_outputs.json,
+    // structural_tag) escapes the request's nesting limit, so its depth ends here.
+    if (e instanceof RangeError) badRequest('The structured outputs constraint nests too deeply to convert.', 'structured_outputs');
+    throw e;
+  }
 }
 
 /** The requested output cap: max_completion_tokens wins over max_tokens; 0 = not given. */

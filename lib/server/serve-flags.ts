@@ -27,6 +27,7 @@ export interface ServeFlags {
   maxQueue?: number;
   maxRequestBytes: number;
   drainTimeout: number;
+  requestTimeout: number;
   logLevel: LogLevel;
 }
 
@@ -56,6 +57,7 @@ const FLAGS: Record<string, { kind: Kind; help: string; repeat?: boolean; choice
   '--max-queue': { kind: 'int', help: 'waiting requests per model before 503 (default unlimited)' },
   '--max-request-bytes': { kind: 'bytes', help: 'largest request body (default 8MiB)' },
   '--drain-timeout': { kind: 'seconds', help: 'seconds running requests get on SIGTERM/SIGINT (default 30)' },
+  '--request-timeout': { kind: 'seconds', help: 'seconds a client has to send a whole request, headers and body (default 300); slower ones get 408' },
   '--log-level': { kind: 'string', choices: ['debug', 'info', 'warning', 'error'], help: 'debug, info (default), warning, error' },
 };
 
@@ -134,9 +136,14 @@ export function parseServeFlags(args: readonly string[], env: NodeJS.ProcessEnv 
   }
   const port = int('--port') ?? 8000;
   if (port < 0 || port > 65535) throw new FlagError(`--port: expected 0-65535 but got ${port}`);
-  const drain = one('--drain-timeout');
-  const drainTimeout = drain === undefined ? 30 : Number(drain);
-  if (!Number.isFinite(drainTimeout) || drainTimeout < 0) throw new FlagError(`--drain-timeout: expected seconds but got '${drain}'`);
+  const seconds = (f: string, fallback: number, min: number): number => {
+    const text = one(f);
+    const v = text === undefined ? fallback : Number(text);
+    if (!Number.isFinite(v) || v < min) throw new FlagError(`${f}: expected seconds${min > 0 ? ' above 0' : ''} but got '${text}'`);
+    return v;
+  };
+  const drainTimeout = seconds('--drain-timeout', 30, 0);
+  const requestTimeout = seconds('--request-timeout', 300, Number.MIN_VALUE);
   for (const f of ['--max-num-seqs', '--max-num-batched-tokens', '--max-model-len', '--threads', '--max-queue']) {
     const v = int(f);
     if (v !== undefined && v < 1) throw new FlagError(`${f}: expected a positive integer but got ${v}`);
@@ -164,6 +171,7 @@ export function parseServeFlags(args: readonly string[], env: NodeJS.ProcessEnv 
     maxQueue: int('--max-queue'),
     maxRequestBytes: bytes('--max-request-bytes') ?? 8 * 1024 * 1024,
     drainTimeout,
+    requestTimeout,
     logLevel: (one('--log-level') ?? 'info') as LogLevel,
   };
 }

@@ -94,6 +94,7 @@ export async function serve(args: string[]): Promise<number> {
     maxLogprobs: flags.maxLogprobs,
     maxQueue: flags.maxQueue,
     maxRequestBytes: flags.maxRequestBytes,
+    requestTimeoutMs: flags.requestTimeout * 1000,
     engineReportsUsage: true,
     logLevel: flags.logLevel,
   });

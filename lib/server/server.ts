@@ -158,7 +158,11 @@ export function createServer(options: ServerOptions): TokenmillServer {
     handleTrajectoryLog({ res, body: parsed.value, modelId: r.modelId!, models: served, db: store().db, headers });
   };
 
-  const server = http.createServer({ requestTimeout: options.requestTimeoutMs ?? 300_000, keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000 }, (req, res) => {
+  const requestTimeout = options.requestTimeoutMs ?? 300_000;
+  // Node checks request timeouts on this interval (30 s by default): a slow-loris client of a short
+  // timeout would otherwise hold its socket up to 30 s past it.
+  const connectionsCheckingInterval = Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4)));
+  const server = http.createServer({ requestTimeout, connectionsCheckingInterval, keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000 }, (req, res) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && incoming.length > 0 && incoming.length <= 256 ? incoming : randomUUID();
     res.setHeader('X-Request-Id', requestId);

@@ -7,7 +7,13 @@ import { FlagError, parseBytes, parseServeFlags } from '../../lib/server/serve-f
 describe('server: serve flags', () => {
   it('has the defaults of docs/cli.md#tokenmill-serve', () => {
     const f = parseServeFlags([], {});
-    expect(f).toMatchObject({ models: [], host: null, port: 8000, apiKeys: [], dataDir: './tokenmill-data', schedulingPolicy: 'fcfs', maxNumSeqs: 64, enablePrefixCaching: true, maxLogprobs: 20, device: 'auto', maxRequestBytes: 8 * 1024 * 1024, drainTimeout: 30, logLevel: 'info' });
+    expect(f).toMatchObject({ models: [], host: null, port: 8000, apiKeys: [], dataDir: './tokenmill-data', schedulingPolicy: 'fcfs', maxNumSeqs: 64, enablePrefixCaching: true, maxLogprobs: 20, device: 'auto', maxRequestBytes: 8 * 1024 * 1024, drainTimeout: 30, requestTimeout: 300, logLevel: 'info' });
+  });
+
+  it('--request-timeout takes positive seconds', () => {
+    expect(parseServeFlags(['--request-timeout', '2.5'], {}).requestTimeout).toBe(2.5);
+    expect(() => parseServeFlags(['--request-timeout', '0'], {})).toThrow(/--request-timeout: expected seconds above 0/);
+    expect(() => parseServeFlags(['--drain-timeout', 'x'], {})).toThrow(/--drain-timeout: expected seconds but got 'x'/);
   });
 
   it('parses repeated models and names, sizes, --flag=value, and keys from flag, env and file', () => {
