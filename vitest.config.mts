@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/peer/**', 'node_modules/**'],
+    // test/real-large (the 1.5B model, ~1.1 GB): npm run test:real-large.
+    exclude: ['test/peer/**', 'test/real-large/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,

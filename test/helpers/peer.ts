@@ -102,3 +102,40 @@ export async function peerLogits(model: PeerModel, tokens: readonly number[], nV
     await ctx.dispose();
   }
 }
+
+// Greedy continuation of `tokens` by llama.cpp: up to maxTokens new tokens, stopping after an
+// end-of-generation token (which is included, as tokenmill's engine reports its stop token). Same
+// context settings as peerLogits.
+export async function peerGreedy(model: PeerModel, tokens: readonly number[], maxTokens: number, isEog: (t: number) => boolean): Promise<number[]> {
+  const size = Math.max(256, tokens.length + maxTokens);
+  const ctx = await model.createContext({ contextSize: size, batchSize: size, threads: 1, sequences: 1, flashAttention: true });
+  try {
+    const seq = ctx.getSequence() as PeerSequence & { evaluate(t: number[], o: Record<string, unknown>): AsyncGenerator<number> };
+    const out: number[] = [];
+    for await (const t of seq.evaluate([...tokens], { temperature: 0 })) {
+      out.push(t);
+      if (out.length >= maxTokens || isEog(t)) break;
+    }
+    return out;
+  } finally {
+    await ctx.dispose();
+  }
+}
+
+// Raw logits after the whole of `tokens` (nVocab), through one fresh context set up as peerLogits'; only the
+// last position's logits cross over (real vocabularies are large).
+export async function peerLastLogits(model: PeerModel, tokens: readonly number[], nVocab: number): Promise<Float32Array> {
+  const size = Math.max(256, tokens.length);
+  const ctx = await model.createContext({ contextSize: size, batchSize: size, threads: 1, sequences: 1, flashAttention: true });
+  try {
+    const last = tokens.length - 1;
+    const res = await ctx.getSequence().controlledEvaluate(tokens.map((t, i) => (i === last ? [t, { generateNext: { logits: true } }] : t)));
+    const logits = res[last]?.next?.logits;
+    if (!logits) throw new Error('node-llama-cpp returned no logits at the last position');
+    const out = new Float32Array(nVocab);
+    for (const [id, v] of logits) out[id] = v;
+    return out;
+  } finally {
+    await ctx.dispose();
+  }
+}
