@@ -1,4 +1,4 @@
-// Synthetic llama-family GGUF models (llama, qwen2, qwen3) with random weights of one weight type, for
+// Synthetic llama-family GGUF models (llama, qwen2, qwen3, gemma2, gemma3) with random weights of one weight type, for
 // parity tests against llama.cpp and for benchmarks. The tensor names, shapes and metadata keys are the
 // ones llama.cpp's loader expects, so the same file loads in tokenmill and in node-llama-cpp.
 //
@@ -19,9 +19,10 @@ import { copyTokenizerMetadata } from '../test/helpers/gguf-reader.js';
 import { writeBuiltinVocab, type BuiltinVocab } from './synth-vocab.js';
 import { randomKQuantZeroMean } from './synth-weights.js';
 
-export type SynthArch = 'llama' | 'qwen2' | 'qwen3';
+export type SynthArch = 'llama' | 'qwen2' | 'qwen3' | 'gemma2' | 'gemma3';
 export type SynthType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q5_K' | 'Q6_K';
 export const synthTypes: readonly SynthType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q5_K', 'Q6_K'];
+// The llama-block architectures every weight type is tested and benchmarked on; the gemma ones have their own tests.
 export const synthArchs: readonly SynthArch[] = ['llama', 'qwen2', 'qwen3'];
 
 export interface SynthModelOptions {
@@ -46,8 +47,10 @@ export interface SynthModelOptions {
   tiedOutput?: boolean;
   /** Default 10000 for llama, 1e6 for qwen2/qwen3. */
   ropeFreqBase?: number;
-  /** Default 1e-5 for llama, 1e-6 for qwen2/qwen3. */
+  /** Default 1e-5 for llama, 1e-6 for the others. */
   rmsEps?: number;
+  /** gemma2/gemma3: attention.sliding_window (default 4096 for gemma2, 512 for gemma3). */
+  slidingWindow?: number;
   seed: number;
 }
 
@@ -89,7 +92,8 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
     if (n % block !== 0) throw new Error(`synth model: ${name} = ${n} is not a multiple of ${block}, the ${o.type} block size`);
   }
   const arch = o.arch;
-  const qwen = arch !== 'llama';
+  const qwen = arch !== 'llama';   // qwen and gemma share the 1e6 rope base and 1e-6 norm epsilon defaults
+  const gemma = arch === 'gemma2' || arch === 'gemma3';
   const rng = makeRng(o.seed);
   const w = new GGUFWriter();
 
@@ -109,6 +113,7 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
   w.set(`${arch}.attention.layer_norm_rms_epsilon`, gv.f32(o.rmsEps ?? (qwen ? 1e-6 : 1e-5)));
   w.set(`${arch}.rope.freq_base`, gv.f32(o.ropeFreqBase ?? (qwen ? 1e6 : 10000)));
   if (arch === 'llama') w.set('llama.rope.dimension_count', gv.u32(headDim));
+  if (gemma) w.set(`${arch}.attention.sliding_window`, gv.u32(o.slidingWindow ?? (arch === 'gemma2' ? 4096 : 512)));
 
   const vocab = o.vocab ?? 'spm';
   let nVocab: number;
@@ -147,15 +152,17 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
       vector(p + 'attn_k.bias', nKv, 0, 0.1);
       vector(p + 'attn_v.bias', nKv, 0, 0.1);
     }
-    if (arch === 'qwen3') {
+    if (arch === 'qwen3' || arch === 'gemma3') {
       vector(p + 'attn_q_norm.weight', headDim, 1, 0.1);
       vector(p + 'attn_k_norm.weight', headDim, 1, 0.1);
     }
     matrix(p + 'attn_output.weight', nQ, o.nEmbd);
+    if (gemma) vector(p + 'post_attention_norm.weight', o.nEmbd, 1, 0.1);
     vector(p + 'ffn_norm.weight', o.nEmbd, 1, 0.1);
     matrix(p + 'ffn_gate.weight', o.nEmbd, o.nFf);
     matrix(p + 'ffn_up.weight', o.nEmbd, o.nFf);
     matrix(p + 'ffn_down.weight', o.nFf, o.nEmbd);
+    if (gemma) vector(p + 'post_ffw_norm.weight', o.nEmbd, 1, 0.1);
   }
   vector('output_norm.weight', o.nEmbd, 1, 0.1);
   if (!o.tiedOutput) matrix('output.weight', o.nEmbd, nVocab, outScale);

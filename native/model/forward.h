@@ -58,6 +58,7 @@ public:
 private:
     void attention(uint32_t layer, const forward_batch & batch);
     void matmul(const weight & w, const float * x, int64_t n, float * y);   // y (n, w.n_rows) = x · wᵀ
+    void post_norm(const weight & w, int64_t n);
     // y_i (n, w_i.n_rows) = x · w_iᵀ for weights reading the same x (q/k/v, gate/up): x's rows are
     // converted for the kernels once per run of weights with the same activation type and width.
     void matmul_same_x(std::initializer_list<std::pair<const weight *, float *>> wy, const float * x, int64_t n);
@@ -82,6 +83,7 @@ private:
     std::vector<float> up_;       // (max_tokens, n_ff)
     std::vector<float> vacc_;     // (k_attn_tasks, attend_f16_heads_scratch(n_head / n_head_kv, head_dim)) per attention task: the kernel's scratch
     std::vector<float> out_h_;    // (max_outputs, n_embd) final-normed rows that produce logits
+    std::vector<int32_t> swa_rows_;   // (k_attn_tasks, n_swa) per attention task: a sliding window's cache slots
     int32_t n_outputs_ = 0;       // output rows held in out_h_ by the last run()
     std::vector<uint8_t> mm_scratch_;  // matmul's converted activation rows
 };

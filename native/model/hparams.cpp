@@ -1,5 +1,7 @@
 #include "model/hparams.h"
 
+#include <cmath>
+
 #include "base/error.h"
 
 namespace tmill {
@@ -29,6 +31,33 @@ struct reader {
     }
 };
 
+// Gemma 2 and 3, as llama.cpp's loader sets them: GELU-gated FFN, post-attention and post-FFN norms,
+// embeddings scaled by sqrt(n_embd), queries pre-scaled by 1/sqrt(head_dim) (1/sqrt(n_embd / n_head) for
+// the 27B sizes: 46 layers in gemma2, 62 in gemma3), sliding-window layers (gemma2: every other layer,
+// window 4096 unless the file says; gemma3: five local layers to one global, local rope base 10000).
+// gemma2 soft-caps attention scores (default 50) and logits (default 30).
+void gemma_load(const reader & r, hparams & hp) {
+    const bool gemma2 = hp.arch == model_arch::gemma2;
+    hp.ffn_act = ffn_activation::gelu;
+    hp.post_norms = true;
+    hp.embd_scale = std::sqrt(float(hp.n_embd));
+    const bool size_27b = hp.n_layer == (gemma2 ? 46u : 62u);
+    hp.attn_q_scale = size_27b ? 1.0f / std::sqrt(float(hp.n_embd / hp.n_head)) : 1.0f / std::sqrt(float(hp.head_dim));
+    hp.n_swa = r.optional_u32("attention.sliding_window", gemma2 ? 4096u : 0u);
+    hp.swa_pattern = gemma2 ? 2 : 6;
+    if (gemma2) {
+        hp.rope_freq_base_swa = hp.rope_freq_base;
+        hp.rope_freq_scale_swa = hp.rope_freq_scale;
+        hp.attn_softcap = r.optional_f32("attn_logit_softcapping", 50.0f);
+        hp.final_softcap = r.optional_f32("final_logit_softcapping", 30.0f);
+        TM_CHECK(hp.attn_softcap >= 0.0f && hp.final_softcap >= 0.0f, gguf_invalid,
+                 r.file.path() + ": soft-capping values must not be negative");
+    } else {
+        hp.rope_freq_base_swa = 10000.0f;
+        hp.rope_freq_scale_swa = 1.0f;
+    }
+}
+
 } // namespace
 
 const char * model_arch_name(model_arch arch) {
@@ -36,6 +65,8 @@ const char * model_arch_name(model_arch arch) {
         case model_arch::llama: return "llama";
         case model_arch::qwen2: return "qwen2";
         case model_arch::qwen3: return "qwen3";
+        case model_arch::gemma2: return "gemma2";
+        case model_arch::gemma3: return "gemma3";
     }
     return "llama";
 }
@@ -54,9 +85,15 @@ hparams hparams_load(const gguf::file & file) {
     } else if (hp.arch_name == "qwen3") {
         hp.arch = model_arch::qwen3;
         hp.rope = rope_style::neox;
+    } else if (hp.arch_name == "gemma2") {
+        hp.arch = model_arch::gemma2;
+        hp.rope = rope_style::neox;
+    } else if (hp.arch_name == "gemma3") {
+        hp.arch = model_arch::gemma3;
+        hp.rope = rope_style::neox;
     } else {
-        throw error(error_code::gguf_unsupported,
-                    file.path() + ": unsupported architecture '" + hp.arch_name + "' (supported: llama, qwen2, qwen3)");
+        throw error(error_code::gguf_unsupported, file.path() + ": unsupported architecture '" + hp.arch_name +
+                                                      "' (supported: llama, qwen2, qwen3, gemma2, gemma3)");
     }
 
     const reader r{file, hp.arch_name};
@@ -103,6 +140,8 @@ hparams hparams_load(const gguf::file & file) {
                     file.path() + ": unsupported rope scaling type '" + std::string(*scaling) + "'");
     }
     hp.rope_orig_ctx = r.optional_u32("rope.scaling.original_context_length", hp.n_ctx_train);
+
+    if (hp.arch == model_arch::gemma2 || hp.arch == model_arch::gemma3) gemma_load(r, hp);
 
     const auto tokens = file.get_string_array("tokenizer.ggml.tokens");
     hp.n_vocab = r.optional_u32("vocab_size", tokens ? uint32_t(tokens->size()) : 0);

@@ -1,6 +1,10 @@
-// The llama-family forward pass (llama, qwen2, qwen3), written to read top to bottom like a paper:
-//   embed → for each layer: [rmsnorm → q,k,v (+bias) → (q/k norm) → rope → write K/V → paged attention
-//   → output projection → residual] [rmsnorm → silu(gate) * up → down → residual] → final norm → logits.
+// The llama-family forward pass (llama, qwen2, qwen3, gemma2, gemma3), written to read top to bottom like
+// a paper:
+//   embed (× sqrt(n_embd) for gemma) → for each layer:
+//   [rmsnorm → q,k,v (+bias) → (q/k norm) → rope (the layer's base) → (q pre-scale) → write K/V → paged
+//    attention (a sliding window on gemma's local layers) → output projection → (post-norm) → residual]
+//   [rmsnorm → act(gate) * up (silu, or gelu for gemma) → down → (post-norm) → residual]
+//   → final norm → logits (soft-capped for gemma2).
 // Only the rows whose logits are wanted go through the final norm and the output matrix.
 #include "model/forward.h"
 
@@ -10,6 +14,7 @@
 #include "base/error.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
+#include "model/gelu.h"
 #include "quant/quant.h"
 #include "quant/fp16.h"
 
@@ -26,6 +31,16 @@ void add_bias(float * y, const weight & b, int64_t n_rows) {
 }
 
 const float * f32(const weight & w) { return reinterpret_cast<const float *>(w.data); }
+
+void scale_rows(float * x, int64_t n, float s) {
+    for (int64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+// z -> c * tanh(z / c), as ggml computes it: scale by 1/c, tanh, scale by c.
+void softcap_rows(float * x, int64_t n, float c) {
+    const float inv = 1.0f / c;
+    for (int64_t i = 0; i < n; ++i) x[i] = c * std::tanh(x[i] * inv);
+}
 
 // Attention tasks per layer: (token, head) pairs are cut into this many ranges of about equal cost,
 // claimed dynamically by the workers, so neither the causal triangle (later tokens attend to more keys)
@@ -71,6 +86,10 @@ llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, th
     up_.resize(t * hp_.n_ff);
     vacc_.resize(size_t(k_attn_tasks) * kernels::attend_f16_heads_scratch(hp_.n_head / hp_.n_head_kv, hp_.head_dim));
     out_h_.resize(size_t(limits_.max_outputs) * hp_.n_embd);
+    if (hp_.n_swa > 0) swa_rows_.resize(size_t(k_attn_tasks) * hp_.n_swa);
+    // Attention soft-capping (gemma2) is not in the attention kernels yet: refuse rather than run without it.
+    TM_CHECK(hp_.attn_softcap == 0.0f, gguf_unsupported,
+             hp_.arch_name + ": attention logit soft-capping is not supported yet");
 
     // Matmul scratch: activation rows converted for the widest (type, n_in) this model multiplies.
     size_t scratch = 0;
@@ -96,6 +115,7 @@ void llama_forward::run(const forward_batch & batch) {
         quant::dequantize_row(w_.tok_embd.type, w_.tok_embd.data + size_t(batch.tokens[t]) * w_.tok_embd.row_bytes,
                               x_.data() + t * n_embd, n_embd);
     }
+    if (hp_.embd_scale != 1.0f) scale_rows(x_.data(), n * n_embd, hp_.embd_scale);
 
     for (uint32_t il = 0; il < hp_.n_layer; ++il) {
         const layer_weights & L = w_.layers[il];
@@ -115,8 +135,11 @@ void llama_forward::run(const forward_batch & batch) {
             for (int64_t r = 0; r < n * hp_.n_head_kv; ++r) kt_.rmsnorm(k_cur_.data() + r * hd, f32(L.k_norm), k_cur_.data() + r * hd, hd, hp_.rms_eps);
         }
         const auto style = hp_.rope == rope_style::neox ? kernels::rope_style::neox : kernels::rope_style::normal;
-        kt_.rope(q_.data(), n, hp_.n_head, hd, hp_.n_rot, batch.positions, hp_.rope_freq_base, hp_.rope_freq_scale, style);
-        kt_.rope(k_cur_.data(), n, hp_.n_head_kv, hd, hp_.n_rot, batch.positions, hp_.rope_freq_base, hp_.rope_freq_scale, style);
+        const float rope_base = hp_.rope_base(il), rope_scale = hp_.rope_scale(il);
+        kt_.rope(q_.data(), n, hp_.n_head, hd, hp_.n_rot, batch.positions, rope_base, rope_scale, style);
+        kt_.rope(k_cur_.data(), n, hp_.n_head_kv, hd, hp_.n_rot, batch.positions, rope_base, rope_scale, style);
+        // Gemma scales the queries in F32 and attends with scale 1 (llama.cpp's order, kept for its rounding).
+        if (hp_.attn_q_scale != 0.0f) scale_rows(q_.data(), n * int64_t(hp_.n_head) * hd, hp_.attn_q_scale);
         // Write this batch's keys and values into their cache slots before attending, so a token sees
         // the earlier tokens of its own sequence that run in the same batch.
         for (int64_t t = 0; t < n; ++t) {
@@ -128,6 +151,7 @@ void llama_forward::run(const forward_batch & batch) {
         }
         attention(il, batch);
         matmul(L.wo, attn_.data(), n, proj_.data());
+        if (L.attn_post_norm.present()) post_norm(L.attn_post_norm, n);
         kt_.add(x_.data(), proj_.data(), x_.data(), n * n_embd);
 
         // Feed-forward block.
@@ -138,8 +162,16 @@ void llama_forward::run(const forward_batch & batch) {
         // Row by row, as ggml's swiglu runs: where a row's vector groups end and its scalar tail begins
         // must not depend on how many tokens share the batch.
         const int64_t n_ff = hp_.n_ff;
-        for (int64_t t = 0; t < n; ++t) kt_.silu_mul(gate_.data() + t * n_ff, up_.data() + t * n_ff, gate_.data() + t * n_ff, n_ff);
+        for (int64_t t = 0; t < n; ++t) {
+            float * g = gate_.data() + t * n_ff;
+            if (hp_.ffn_act == ffn_activation::gelu) {
+                gelu_mul(g, up_.data() + t * n_ff, g, n_ff);
+            } else {
+                kt_.silu_mul(g, up_.data() + t * n_ff, g, n_ff);
+            }
+        }
         matmul(L.w_down, gate_.data(), n, proj_.data());
+        if (L.ffn_post_norm.present()) post_norm(L.ffn_post_norm, n);
         kt_.add(x_.data(), proj_.data(), x_.data(), n * n_embd);
     }
 
@@ -153,10 +185,21 @@ void llama_forward::run(const forward_batch & batch) {
 
 void llama_forward::logits(int32_t first, int32_t count, float * out) {
     TM_CHECK(first >= 0 && count >= 0 && first + count <= n_outputs_, internal, "logits rows out of range");
-    if (count > 0) matmul(w_.output, out_h_.data() + int64_t(first) * hp_.n_embd, count, out);
+    if (count == 0) return;
+    matmul(w_.output, out_h_.data() + int64_t(first) * hp_.n_embd, count, out);
+    if (hp_.final_softcap != 0.0f) softcap_rows(out, int64_t(count) * hp_.n_vocab, hp_.final_softcap);
 }
 
-// Paged causal attention: token t of sequence s at position p attends to positions 0..p of s.
+// proj_'s n rows (a sub-layer's output) through the gemma post-norm w, in place.
+void llama_forward::post_norm(const weight & w, int64_t n) {
+    for (int64_t t = 0; t < n; ++t) {
+        float * row = proj_.data() + t * hp_.n_embd;
+        kt_.rmsnorm(row, f32(w), row, hp_.n_embd, hp_.rms_eps);
+    }
+}
+
+// Paged causal attention: token t of sequence s at position p attends to positions 0..p of s, or on a
+// sliding-window layer to positions p - n_swa + 1 .. p.
 // Work is cut into k_attn_tasks contiguous ranges of (token, KV head) pairs of about equal cost, each
 // task with its own scratch; a pair is the group of query heads that share that KV head.
 void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
@@ -164,7 +207,9 @@ void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
     const int64_t n_q = int64_t(hp_.n_head) * hd;
     const int64_t group = hp_.n_head / hp_.n_head_kv;
     const int64_t n_kv_head = hp_.n_head_kv;
-    const float scale = 1.0f / std::sqrt(float(hd));
+    const float scale = hp_.attn_q_scale != 0.0f ? 1.0f : 1.0f / std::sqrt(float(hd));
+    const bool swa = hp_.is_swa(layer);
+    const int32_t n_swa = int32_t(hp_.n_swa);
 
     // NOTE(attention): llama.cpp's CPU flash-attention numerics (F16 query, online softmax, F16 value
     // accumulator), so logits match node-llama-cpp's to ~1e-3; the kernel (kernel_table::attend_f16)
@@ -193,16 +238,38 @@ void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
         }
         for (; c <= k_attn_tasks; ++c) bounds[c] = int64_t(batch.n_tokens) * n_kv_head;
     }
+    // NOTE(sliding window): the kernels visit keys 0..n_ctx-1 through a block table. A window that starts
+    // at key w0 is handed to them as a table of single-slot blocks (block size 1, block stride = slot
+    // stride) listing the window's slots, so they visit exactly keys w0..p in order — what llama.cpp's
+    // flash attention computes, as it skips masked keys. Every block stays allocated (the cache does not
+    // yet free blocks that left every window).
     pool_.parallel_for(k_attn_tasks, [&](int64_t task) {
         float * scratch = vacc_.data() + size_t(task) * scratch_floats;   // this task's kernel scratch
+        int32_t * window = swa ? swa_rows_.data() + size_t(task) * size_t(n_swa) : nullptr;   // (n_swa) slots
+        int64_t window_token = -1;   // the token whose window `window` holds
         for (int64_t pair = bounds[task]; pair < bounds[task + 1]; ++pair) {
             const int64_t t = pair / n_kv_head, kvh = pair % n_kv_head;
             const seq_blocks & s = batch.seqs[batch.seq_index[t]];
             const int64_t kv_off = kvh * hd;
             const int64_t h0 = kvh * group;   // first query head of this KV head's group
-            kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, batch.positions[t] + 1, s.table,
-                                 k_kv_block_size, k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride,
-                                 attn_.data() + t * n_q + h0 * hd, scratch);
+            const int32_t n_ctx = batch.positions[t] + 1;
+            if (swa && n_ctx > n_swa) {
+                if (window_token != t) {
+                    const int32_t w0 = n_ctx - n_swa;
+                    for (int32_t j = 0; j < n_swa; ++j) {
+                        const int32_t p = w0 + j;
+                        window[j] = s.table[p / k_kv_block_size] * k_kv_block_size + p % k_kv_block_size;
+                    }
+                    window_token = t;
+                }
+                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, n_swa, window, 1,
+                                     k_layer + kv_off, v_layer + kv_off, slot_stride, slot_stride,
+                                     attn_.data() + t * n_q + h0 * hd, scratch);
+            } else {
+                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, n_ctx, s.table,
+                                     k_kv_block_size, k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride,
+                                     attn_.data() + t * n_q + h0 * hd, scratch);
+            }
         }
     });
 }

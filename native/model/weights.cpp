@@ -64,7 +64,11 @@ model_weights weights_load(const gguf::file & file, const hparams & hp) {
     const binder b(file);
     const int64_t n_embd = hp.n_embd, n_ff = hp.n_ff, n_vocab = hp.n_vocab;
     const int64_t n_q = int64_t(hp.n_head) * hp.head_dim, n_kv = int64_t(hp.n_head_kv) * hp.head_dim;
-    const bool qwen2 = hp.arch == model_arch::qwen2, qwen3 = hp.arch == model_arch::qwen3;
+    const bool qwen2 = hp.arch == model_arch::qwen2;
+    const bool qk_norm = hp.arch == model_arch::qwen3 || hp.arch == model_arch::gemma3;
+    // Llama 3.1+ files carry per-dimension rope frequency factors; running without them would be quietly wrong.
+    TM_CHECK(file.find_tensor("rope_freqs.weight") == nullptr, gguf_unsupported,
+             file.path() + ": tensor 'rope_freqs.weight' (Llama 3 rope frequency factors) is not supported yet");
 
     model_weights w;
     w.tok_embd = b.bind("token_embd.weight", n_embd, n_vocab, true, false);
@@ -85,13 +89,15 @@ model_weights weights_load(const gguf::file & file, const hparams & hp) {
         l.bq = b.bind(p + "attn_q.bias", n_q, 0, qwen2, true);
         l.bk = b.bind(p + "attn_k.bias", n_kv, 0, qwen2, true);
         l.bv = b.bind(p + "attn_v.bias", n_kv, 0, qwen2, true);
-        l.q_norm = b.bind(p + "attn_q_norm.weight", hp.head_dim, 0, qwen3, true);
-        l.k_norm = b.bind(p + "attn_k_norm.weight", hp.head_dim, 0, qwen3, true);
+        l.q_norm = b.bind(p + "attn_q_norm.weight", hp.head_dim, 0, qk_norm, true);
+        l.k_norm = b.bind(p + "attn_k_norm.weight", hp.head_dim, 0, qk_norm, true);
         l.wo = b.bind(p + "attn_output.weight", n_q, n_embd, true, false);
+        l.attn_post_norm = b.bind(p + "post_attention_norm.weight", n_embd, 0, hp.post_norms, true);
         l.ffn_norm = b.bind(p + "ffn_norm.weight", n_embd, 0, true, true);
         l.w_gate = b.bind(p + "ffn_gate.weight", n_embd, n_ff, true, false);
         l.w_up = b.bind(p + "ffn_up.weight", n_embd, n_ff, true, false);
         l.w_down = b.bind(p + "ffn_down.weight", n_ff, n_embd, true, false);
+        l.ffn_post_norm = b.bind(p + "post_ffw_norm.weight", n_embd, 0, hp.post_norms, true);
     }
     return w;
 }

@@ -29,13 +29,15 @@ struct layer_weights {
     weight wk;            // (n_head_kv * head_dim, n_embd)
     weight wv;            // (n_head_kv * head_dim, n_embd)
     weight bq, bk, bv;    // qwen2 biases: (n_head * head_dim), (n_head_kv * head_dim) ×2; absent otherwise
-    weight q_norm;        // qwen3: (head_dim) f32; absent otherwise
-    weight k_norm;        // qwen3: (head_dim) f32
+    weight q_norm;        // qwen3, gemma3: (head_dim) f32; absent otherwise
+    weight k_norm;        // qwen3, gemma3: (head_dim) f32
     weight wo;            // (n_embd, n_head * head_dim)
+    weight attn_post_norm;   // gemma: (n_embd) f32, applied to the attention output; absent otherwise
     weight ffn_norm;      // (n_embd) f32
     weight w_gate;        // (n_ff, n_embd)
     weight w_up;          // (n_ff, n_embd)
     weight w_down;        // (n_embd, n_ff)
+    weight ffn_post_norm;    // gemma: (n_embd) f32, applied to the FFN output; absent otherwise
 };
 
 struct model_weights {
