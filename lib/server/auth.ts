@@ -18,14 +18,25 @@ export class KeyChecker {
 
   /** True when open, or the header is `Bearer <configured key>` (scheme case-insensitive). */
   check(authorization: string | undefined): boolean {
-    if (this.open) return true;
-    if (!authorization) return false;
+    return this.identify(authorization) !== null;
+  }
+
+  /**
+   * Who is calling, without naming the key: `key-<n>` (n = the key's 1-based place in the configured
+   * list) for a configured key, `open` on an open server, null when the header names no configured key.
+   */
+  identify(authorization: string | undefined): string | null {
+    if (this.open) return 'open';
+    if (!authorization) return null;
     const m = /^\s*(\S+)\s+(.+?)\s*$/.exec(authorization);
-    if (!m || m[1]!.toLowerCase() !== 'bearer') return false;
+    if (!m || m[1]!.toLowerCase() !== 'bearer') return null;
     const presented = hash(m[2]!);
-    let ok = false;
-    for (const h of this.#hashes) ok = timingSafeEqual(presented, h) || ok;
-    return ok;
+    let found = -1;
+    // Every configured key is compared, matched or not, so the time does not depend on which matched.
+    this.#hashes.forEach((h, i) => {
+      if (timingSafeEqual(presented, h) && found < 0) found = i;
+    });
+    return found < 0 ? null : `key-${found + 1}`;
   }
 }
 
@@ -36,6 +47,17 @@ export function readKeysFile(file: string): string[] {
     .split(/\r?\n/)
     .map((line) => line.replace(/#.*$/, '').trim())
     .filter((line) => line.length > 0);
+}
+
+/**
+ * A warning when the key file can be read or written by users other than its owner (any group/other
+ * permission bit), or null. POSIX permissions only: Windows reports no such bits.
+ */
+export function keysFileWarning(file: string, platform: NodeJS.Platform = process.platform): string | null {
+  if (platform === 'win32') return null;
+  const mode = fs.statSync(file).mode & 0o777;
+  if ((mode & 0o077) === 0) return null;
+  return `--api-keys-file ${file} is accessible to other users (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 on it`;
 }
 
 /** Keys from TOKENMILL_API_KEY (comma-separated). */

@@ -24,6 +24,8 @@ export interface ChatContext {
   usage: UsageRecorder | null;
   options: ServerOptions;
   onError: (error: unknown) => void;
+  /** The prompt + completion tokens of the finished request (the caller's per-key token limit). */
+  onTokens?: (tokens: number) => void;
 }
 
 interface UsageLike {
@@ -72,6 +74,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   const call = { signal: controller.signal, project: `${ctx.project.team}/${ctx.project.project}` };
   const started = performance.now();
   const count = (u: UsageLike | null | undefined): void => {
+    ctx.onTokens?.((u?.prompt_tokens ?? 0) + (u?.completion_tokens ?? 0));
     if (options.engineReportsUsage) return;
     ctx.usage?.record({
       team: ctx.project.team,

@@ -13,6 +13,7 @@ export const ERROR_TYPES: Record<number, string> = {
   405: 'MethodNotAllowedError',
   413: 'RequestEntityTooLargeError',
   415: 'UnsupportedMediaTypeError',
+  429: 'RateLimitError',
   500: 'InternalServerError',
   501: 'NotImplementedError',
   503: 'ServiceUnavailableError',

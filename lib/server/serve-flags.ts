@@ -1,7 +1,7 @@
 // NOTE(server/serve-flags): `tokenmill serve` flags (docs/cli.md#tokenmill-serve, vLLM's names). One table
 // drives parsing and the help text; values are checked here so a typo stops the start-up with a message
 // naming the flag.
-import { keysFromEnv, readKeysFile } from './auth.js';
+import { keysFileWarning, keysFromEnv, readKeysFile } from './auth.js';
 import type { LogLevel } from './types.js';
 
 export interface ServeFlags {
@@ -10,6 +10,8 @@ export interface ServeFlags {
   host: string | null;
   port: number;
   apiKeys: string[];
+  /** Set when the key file is readable or writable by others. */
+  apiKeysFileWarning: string | null;
   dataDir: string;
   chatTemplate: string | null;
   schedulingPolicy: 'fcfs' | 'priority';
@@ -25,6 +27,8 @@ export interface ServeFlags {
   toolCallParser?: string;
   reasoningParser?: string;
   maxQueue?: number;
+  rateLimitRequests?: number;
+  rateLimitTokens?: number;
   maxRequestBytes: number;
   drainTimeout: number;
   requestTimeout: number;
@@ -55,6 +59,8 @@ const FLAGS: Record<string, { kind: Kind; help: string; repeat?: boolean; choice
   '--tool-call-parser': { kind: 'string', help: 'tool-call parser (default: detected from the template)' },
   '--reasoning-parser': { kind: 'string', help: 'reasoning parser (default: detected from the template)' },
   '--max-queue': { kind: 'int', help: 'waiting requests per model before 503 (default unlimited)' },
+  '--rate-limit-requests': { kind: 'int', help: 'requests per minute per API key before 429 (default unlimited)' },
+  '--rate-limit-tokens': { kind: 'int', help: 'prompt + completion tokens per minute per API key before 429 (default unlimited)' },
   '--max-request-bytes': { kind: 'bytes', help: 'largest request body (default 8MiB)' },
   '--drain-timeout': { kind: 'seconds', help: 'seconds running requests get on SIGTERM/SIGINT (default 30)' },
   '--request-timeout': { kind: 'seconds', help: 'seconds a client has to send a whole request, headers and body (default 300); slower ones get 408' },
@@ -127,9 +133,11 @@ export function parseServeFlags(args: readonly string[], env: NodeJS.ProcessEnv 
   }
   const apiKeys = [...(values.get('--api-key') ?? []), ...keysFromEnv(env.TOKENMILL_API_KEY)];
   const keysFile = one('--api-keys-file');
+  let apiKeysFileWarning: string | null = null;
   if (keysFile !== undefined) {
     try {
       apiKeys.push(...readKeysFile(keysFile));
+      apiKeysFileWarning = keysFileWarning(keysFile);
     } catch (e) {
       throw new FlagError(`--api-keys-file: cannot read ${keysFile}: ${(e as Error).message}`);
     }
@@ -144,7 +152,7 @@ export function parseServeFlags(args: readonly string[], env: NodeJS.ProcessEnv 
   };
   const drainTimeout = seconds('--drain-timeout', 30, 0);
   const requestTimeout = seconds('--request-timeout', 300, Number.MIN_VALUE);
-  for (const f of ['--max-num-seqs', '--max-num-batched-tokens', '--max-model-len', '--threads', '--max-queue']) {
+  for (const f of ['--max-num-seqs', '--max-num-batched-tokens', '--max-model-len', '--threads', '--max-queue', '--rate-limit-requests', '--rate-limit-tokens']) {
     const v = int(f);
     if (v !== undefined && v < 1) throw new FlagError(`${f}: expected a positive integer but got ${v}`);
   }
@@ -154,6 +162,7 @@ export function parseServeFlags(args: readonly string[], env: NodeJS.ProcessEnv 
     host: one('--host') ?? null,
     port,
     apiKeys,
+    apiKeysFileWarning,
     dataDir: one('--data-dir') ?? './tokenmill-data',
     chatTemplate: one('--chat-template') ?? null,
     schedulingPolicy: (one('--scheduling-policy') ?? 'fcfs') as 'fcfs' | 'priority',
@@ -169,6 +178,8 @@ export function parseServeFlags(args: readonly string[], env: NodeJS.ProcessEnv 
     toolCallParser: one('--tool-call-parser'),
     reasoningParser: one('--reasoning-parser'),
     maxQueue: int('--max-queue'),
+    rateLimitRequests: int('--rate-limit-requests'),
+    rateLimitTokens: int('--rate-limit-tokens'),
     maxRequestBytes: bytes('--max-request-bytes') ?? 8 * 1024 * 1024,
     drainTimeout,
     requestTimeout,

@@ -81,6 +81,7 @@ export async function serve(args: string[]): Promise<number> {
     return 1;
   }
   const host = flags.host ?? '127.0.0.1';
+  if (flags.apiKeysFileWarning) say(`tokenmill: warning: ${flags.apiKeysFileWarning}`);
   if (flags.apiKeys.length === 0) {
     say(`tokenmill: warning: no API key configured (--api-key, --api-keys-file or TOKENMILL_API_KEY): the server is open to anyone who can reach ${host}${flags.host === null ? ' (bound to 127.0.0.1 for that reason)' : ''}`);
   }
@@ -93,6 +94,8 @@ export async function serve(args: string[]): Promise<number> {
     dataDir: flags.dataDir,
     maxLogprobs: flags.maxLogprobs,
     maxQueue: flags.maxQueue,
+    rateLimitRequests: flags.rateLimitRequests,
+    rateLimitTokens: flags.rateLimitTokens,
     maxRequestBytes: flags.maxRequestBytes,
     requestTimeoutMs: flags.requestTimeout * 1000,
     engineReportsUsage: true,

@@ -11,6 +11,7 @@ import { parseJsonBody } from '../openai/validate.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { UsageRecorder } from '../store/usage.js';
 import { KeyChecker, parseProject } from './auth.js';
+import { RateLimiter } from './rate-limit.js';
 import { errorResponse, handleChat } from './chat-route.js';
 import { HttpError, isJsonContentType, readBody, sendError, sendJson, sendValidation } from './http-io.js';
 import { handleTrajectoryLog } from './log-route.js';
@@ -59,6 +60,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
     else process.stderr.write(`tokenmill ${lv}: ${message}\n`);
   };
   const keys = new KeyChecker(options.apiKeys ?? []);
+  const limiter = new RateLimiter({ requestsPerMinute: options.rateLimitRequests, tokensPerMinute: options.rateLimitTokens });
   const maxBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   let models: readonly ServedModel[] | null = Array.isArray(options.models) ? (options.models as readonly ServedModel[]) : null;
   let draining = false;
@@ -101,7 +103,8 @@ export function createServer(options: ServerOptions): TokenmillServer {
       if (url.pathname.startsWith('/v1') && !keys.check(req.headers.authorization)) throw new HttpError(401, 'Invalid or missing API key');
       throw new HttpError(404, `Not found: ${req.method} ${url.pathname}`);
     }
-    if (r.handler !== 'health' && r.handler !== 'metrics' && !keys.check(req.headers.authorization)) {
+    const caller = keys.identify(req.headers.authorization);
+    if (r.handler !== 'health' && r.handler !== 'metrics' && caller === null) {
       throw new HttpError(401, 'Invalid or missing API key');
     }
     if (!r.methods.includes(req.method ?? '')) {
@@ -140,6 +143,13 @@ export function createServer(options: ServerOptions): TokenmillServer {
       }, headers);
       return;
     }
+    if (limiter.enabled && caller !== null) {
+      const refused = limiter.admit(caller);
+      if (refused) {
+        const flag = refused.limit === 'requests' ? '--rate-limit-requests' : '--rate-limit-tokens';
+        throw new HttpError(429, `Rate limit reached for this API key: ${refused.perMinute} ${refused.limit} per minute (${flag}). Try again in ${refused.retryAfterSeconds} s.`, null, { 'Retry-After': String(refused.retryAfterSeconds) });
+      }
+    }
     const project = parseProject(req.headers['openai-project']);
     if (!project) throw new HttpError(400, 'Invalid OpenAI-Project header: expected <team>/<project> (non-empty parts, at most 128 characters, no control characters).', 'OpenAI-Project');
     if (!isJsonContentType(req.headers['content-type'])) {
@@ -152,7 +162,11 @@ export function createServer(options: ServerOptions): TokenmillServer {
       return;
     }
     if (r.handler === 'chat') {
-      await handleChat({ res, body: parsed.value, project, headers, models: served, metricsOf, usage: store().usage, options, onError: (e) => log('error', `request ${requestId}: ${String((e as Error)?.stack ?? e)}`) });
+      await handleChat({
+        res, body: parsed.value, project, headers, models: served, metricsOf, usage: store().usage, options,
+        onError: (e) => log('error', `request ${requestId}: ${String((e as Error)?.stack ?? e)}`),
+        onTokens: (n) => limiter.charge(caller!, n),
+      });
       return;
     }
     handleTrajectoryLog({ res, body: parsed.value, modelId: r.modelId!, models: served, db: store().db, headers });

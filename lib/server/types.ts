@@ -65,6 +65,10 @@ export interface ServerOptions {
   maxQueue?: number;
   /** Default 8 MiB. */
   maxRequestBytes?: number;
+  /** Requests per minute per API key (429 with Retry-After beyond); default unlimited. */
+  rateLimitRequests?: number;
+  /** Prompt + completion tokens per minute per API key (429 with Retry-After beyond); default unlimited. */
+  rateLimitTokens?: number;
   /** Time allowed to receive a whole request (ms, default 300 000). */
   requestTimeoutMs?: number;
   keepAliveTimeoutMs?: number;
