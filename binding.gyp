@@ -1,7 +1,10 @@
 # The canonical CPU build of the addon. Source lists come from native/sources.json (one list for every
 # build). Kernels for each ISA are compiled with their own flags into their own static library and
 # chosen at run time (native/kernels/dispatch.cpp), so the addon runs on any x86-64 with AVX2 while
-# using AVX-512 where the CPU and OS support it. `--build_tests=1` adds the C++ unit-test executable.
+# using AVX-512 where the CPU and OS support it: the same kernels_simd family sources are compiled once per
+# ISA, which the TM_KERNELS_<ISA> define selects (native/kernels/simd/isa.h). `--build_tests=1` adds the C++
+# unit-test executable and a third build of those sources, the AVX-512 kernels emulated through SIMDe on
+# AVX2 hardware (Debian/Ubuntu package libsimde-dev), so every level is tested on every machine.
 {
   "variables": {
     "build_tests%": 0,
@@ -20,13 +23,15 @@
       "target_name": "tm_kernels_avx2",
       "type": "static_library",
       "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mbmi2"],
-      "sources": ["<!@(node -p \"require('./native/sources.json').kernels_avx2.join(' ')\")", "native/base/empty.cpp"]
+      "defines": ["TM_KERNELS_AVX2"],
+      "sources": ["<!@(node -p \"require('./native/sources.json').kernels_simd.join(' ')\")", "native/base/empty.cpp"]
     },
     {
       "target_name": "tm_kernels_avx512",
       "type": "static_library",
       "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mbmi2", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni"],
-      "sources": ["<!@(node -p \"require('./native/sources.json').kernels_avx512.join(' ')\")", "native/base/empty.cpp"]
+      "defines": ["TM_KERNELS_AVX512"],
+      "sources": ["<!@(node -p \"require('./native/sources.json').kernels_simd.join(' ')\")", "native/base/empty.cpp"]
     },
     {
       "target_name": "tm_core",
@@ -45,9 +50,16 @@
     ["build_tests==1", {
       "targets": [
         {
+          "target_name": "tm_kernels_avx512_emulated",
+          "type": "static_library",
+          "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mbmi2", "-Wno-psabi"],
+          "defines": ["TM_KERNELS_AVX512_EMULATED"],
+          "sources": ["<!@(node -p \"require('./native/sources.json').kernels_simd.join(' ')\")", "native/base/empty.cpp"]
+        },
+        {
           "target_name": "tokenmill_cpp_tests",
           "type": "executable",
-          "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512"],
+          "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512", "tm_kernels_avx512_emulated"],
           "include_dirs": ["test/cpp"],
           "sources": ["<!@(node -p \"require('./native/sources.json').tests.join(' ')\")"]
         }

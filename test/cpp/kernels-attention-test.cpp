@@ -3,6 +3,7 @@
 // the reference, independence from the physical block layout and from scratch contents, preconditions.
 // attend_f16_heads (a group of query heads over one KV head): bit for bit its level's attend_f16 per head.
 #include "check.h"
+#include "kernel-levels.h"
 
 #include "base/cpu-features.h"
 #include "base/error.h"
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace tmill;
@@ -136,10 +138,11 @@ struct variant {
     kernel_table t;
 };
 
+// Every level but the reference (tm_test::kernel_levels(), emulated ones included).
 std::vector<variant> simd_variants() {
     std::vector<variant> out;
-    if (cpu_features_get().avx2) out.push_back({"avx2", kernels_for(isa_level::avx2)});
-    if (cpu_features_get().avx512) out.push_back({"avx512", kernels_for(isa_level::avx512)});
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels())
+        if (std::string(l.name) != "baseline") out.push_back({l.name, l.table});
     return out;
 }
 

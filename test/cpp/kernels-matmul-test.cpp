@@ -1,12 +1,11 @@
 // matmul kernels: every variant the machine runs against the scalar reference, the reference against
 // a double-precision dot of the dequantized operands, and batch/thread invariance of matmul().
 #include "check.h"
+#include "kernel-levels.h"
 
 #include "base/cpu-features.h"
 #include "base/error.h"
 #include "base/thread-pool.h"
-#include "kernels/avx2/avx2.h"
-#include "kernels/avx512/avx512.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 #include "kernels/ref/ref.h"
@@ -78,28 +77,16 @@ struct variant {
     matmul_rows_fn fn;
 };
 
+// The reference first, then every other level this machine runs (tm_test::kernel_levels()).
 std::vector<variant> variants(ggml_type type) {
     std::vector<variant> out;
-    const cpu_features & f = cpu_features_get();
-    const kernel_table r = kernels_for(isa_level::baseline);
-    out.push_back({"ref", matmul_rows_for(r, type)});
-    if (f.avx2) {
-        kernel_table t{};
-        avx2::fill(t);
-        if (matmul_rows_for(t, type)) out.push_back({"avx2", matmul_rows_for(t, type)});
-    }
-    if (f.avx512) {
-        kernel_table t{};
-        avx512::fill(t);
-        if (matmul_rows_for(t, type)) out.push_back({"avx512", matmul_rows_for(t, type)});
-    }
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) out.push_back({l.name, matmul_rows_for(l.table, type)});
     return out;
 }
 
-std::vector<isa_level> levels() {
-    std::vector<isa_level> out{isa_level::baseline};
-    if (cpu_features_get().avx2) out.push_back(isa_level::avx2);
-    if (cpu_features_get().avx512) out.push_back(isa_level::avx512);
+std::vector<kernel_table> levels() {
+    std::vector<kernel_table> out;
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) out.push_back(l.table);
     return out;
 }
 
@@ -157,8 +144,7 @@ TM_TEST("kernels: matmul variants agree with a double dot of the dequantized ope
 TM_TEST("kernels: matmul rows are batch, split and thread-count invariant (bitwise)") {
     std::mt19937 rng(99);
     thread_pool pool1(1), pool2(2), pool3(3);
-    for (isa_level level : levels()) {
-        const kernel_table k = kernels_for(level);
+    for (const kernel_table & k : levels()) {
         for (ggml_type type : all_types) {
             const int64_t n_in = test_n_in(type), n_out = 41, n_tok = 7;
             const std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
@@ -200,24 +186,24 @@ TM_TEST("kernels: matmul checks its arguments") {
     CHECK_EQ(matmul_scratch_bytes(ggml_type::q4_k, 512, 2), size_t(2 * 2 * 292));
 }
 
-TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") {
+TM_TEST("kernels: dispatch picks the machine's level and fills every entry") {
     const kernel_table & k = kernels_get();
     CHECK(std::strcmp(k.isa, cpu_isa_name()) == 0);
     const kernel_table base = kernels_for(isa_level::baseline);
-    CHECK(base.matmul_q8_0 == &ref::matmul_rows_q8_0);
+    CHECK(base.matmul_q8_0 == &ref::matmul_q8_0);
     CHECK(base.rope == &ref::rope);
-    // Every entry of every level is filled.
-    std::vector<isa_level> all = levels();
-    for (isa_level level : all) {
-        const kernel_table t = kernels_for(level);
-        const void * entries[] = {(const void *)t.matmul_f32, (const void *)t.matmul_f16, (const void *)t.matmul_bf16,
-                                  (const void *)t.matmul_q8_0, (const void *)t.matmul_q4_0, (const void *)t.matmul_q4_k,
-                                  (const void *)t.matmul_q5_k, (const void *)t.matmul_q6_k, (const void *)t.rmsnorm,
-                                  (const void *)t.softmax, (const void *)t.silu_mul, (const void *)t.add, (const void *)t.rope,
-                                  (const void *)t.dot_f32, (const void *)t.axpy_f32, (const void *)t.dot_f32_f16,
-                                  (const void *)t.axpy_f16, (const void *)t.quantize_q8_0, (const void *)t.attend_f16,
-                                  (const void *)t.attend_f16_heads};
-        for (const void * e : entries) CHECK(e != nullptr);
+    // Every entry of every level is filled (kernels/entries.h lists them).
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        const kernel_table & t = l.table;
+        int unset = 0;
+#define TM_CHECK_ENTRY(entry, type)                                                 \
+    if (t.entry == nullptr) {                                                       \
+        ++unset;                                                                    \
+        std::fprintf(stderr, "    %s: %s unset\n", l.name, #entry);                \
+    }
+        TM_KERNEL_ENTRIES(TM_CHECK_ENTRY)
+#undef TM_CHECK_ENTRY
+        CHECK_EQ(unset, 0);
     }
     if (cpu_features_get().avx2) {
         const kernel_table t = kernels_for(isa_level::avx2);
@@ -226,9 +212,9 @@ TM_TEST("kernels: dispatch picks the machine's level and falls back per entry") 
     }
     if (cpu_features_get().avx512) {
         const kernel_table t = kernels_for(isa_level::avx512);
-        CHECK(t.matmul_q8_0 == &avx512::matmul_rows_q8_0);
-        CHECK(t.matmul_q4_k == &avx512::matmul_rows_q4_k);
-        CHECK(t.matmul_q6_k == &avx512::matmul_rows_q6_k);
+        CHECK(t.matmul_q8_0 == &avx512::matmul_q8_0);
+        CHECK(t.matmul_q4_k == &avx512::matmul_q4_k);
+        CHECK(t.matmul_q6_k == &avx512::matmul_q6_k);
         CHECK(t.rope == &avx512::rope);
         CHECK(t.quantize_q8_0 == &avx512::quantize_q8_0);
     }
@@ -259,8 +245,7 @@ TM_TEST("kernels: q8_0 one-token and multi-token tiles agree bitwise at the int8
     const kernel_table rt = kernels_for(isa_level::baseline);
     std::vector<float> y_ref(size_t(n_out * n_tok));
     rt.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, y_ref.data(), n_out);
-    for (isa_level level : levels()) {
-        const kernel_table k = kernels_for(level);
+    for (const kernel_table & k : levels()) {
         std::vector<float> y(size_t(n_out * n_tok)), y1(static_cast<size_t>(n_out));
         k.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, y.data(), n_out);
         int diffs = 0, far = 0;
@@ -283,8 +268,7 @@ TM_TEST("kernels: q8_0 one-token and multi-token tiles agree bitwise at the int8
 TM_TEST("kernels: cache-blocked tile walk over wide rows is batch invariant (bitwise)") {
     std::mt19937 rng(31);
     thread_pool pool1(1), pool2(2);
-    for (isa_level level : levels()) {
-        const kernel_table k = kernels_for(level);
+    for (const kernel_table & k : levels()) {
         for (ggml_type type : {ggml_type::f32, ggml_type::f16, ggml_type::q8_0, ggml_type::q4_0}) {
             const int64_t n_in = 32 * 1600, n_out = 13, n_tok = 11;
             const std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);

@@ -1,10 +1,8 @@
 // Activation quantizer: every variant the machine runs writes bitwise what quant::quantize_row_q8_0
 // writes, on random rows, exact rounding ties, all-zero blocks, F16-subnormal scales and huge values.
 #include "check.h"
+#include "kernel-levels.h"
 
-#include "base/cpu-features.h"
-#include "kernels/avx2/avx2.h"
-#include "kernels/avx512/avx512.h"
 #include "kernels/kernels.h"
 #include "quant/q8-0.h"
 
@@ -42,18 +40,14 @@ TM_TEST("kernels: quantize_q8_0 variants match quant::quantize_row_q8_0 bitwise"
     std::vector<uint8_t> want(size_t(n_blocks) * sizeof(quant::block_q8_0));
     quant::quantize_row_q8_0(x.data(), want.data(), n);
 
-    std::vector<std::pair<const char *, void (*)(const float *, void *, int64_t)>> variants;
-    variants.push_back({"ref", kernels_for(isa_level::baseline).quantize_q8_0});
-    if (cpu_features_get().avx2) variants.push_back({"avx2", &avx2::quantize_q8_0});
-    if (cpu_features_get().avx512) variants.push_back({"avx512", &avx512::quantize_q8_0});
-    for (const auto & v : variants) {
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
         std::vector<uint8_t> got(want.size(), 0xAA);
-        v.second(x.data(), got.data(), n);
+        l.table.quantize_q8_0(x.data(), got.data(), n);
         int bad = 0;
         for (int64_t b = 0; b < n_blocks; ++b) {
             const size_t o = size_t(b) * sizeof(quant::block_q8_0);
             if (std::memcmp(got.data() + o, want.data() + o, sizeof(quant::block_q8_0)) != 0 && ++bad <= 3)
-                std::fprintf(stderr, "    %s: block %lld (kind %lld) differs\n", v.first, (long long)b, (long long)(b % 6));
+                std::fprintf(stderr, "    %s: block %lld (kind %lld) differs\n", l.name, (long long)b, (long long)(b % 6));
         }
         CHECK_EQ(bad, 0);
     }

@@ -1,6 +1,8 @@
 // Runs the registered C++ unit tests. Usage: tokenmill_cpp_tests [name-substring]
-// Prints one line per test and a closing "N passed, N failed" line; exits non-zero on any failure.
+// Prints one line per test, the kernel levels the kernel tests ran (for real, emulated, or not and why),
+// and a closing "N passed, N failed" line; exits non-zero on any failure or when a filter matches no test.
 #include "check.h"
+#include "kernel-levels.h"
 
 #include <cstring>
 #include <exception>
@@ -40,6 +42,13 @@ int main(int argc, char ** argv) {
             std::printf("FAIL %s\n", t.name);
         }
     }
+    const std::vector<std::string> levels = tm_test::kernel_levels_report();
+    if (!levels.empty()) std::printf("kernel levels:\n");
+    for (const std::string & line : levels) std::printf("  %s\n", line.c_str());
     std::printf("%d passed, %d failed\n", passed, failed);
+    if (passed + failed == 0) {
+        std::printf("no test matches \"%s\"\n", filter ? filter : "");
+        return 1;
+    }
     return failed == 0 ? 0 : 1;
 }

@@ -21,20 +21,20 @@ void rows_generic(const void * w, size_t w_row_bytes, const void * x, size_t x_r
 }
 } // namespace
 
-void matmul_rows_f32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_f32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
     rows_generic(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy,
                  [](const char * p, int64_t i) { return reinterpret_cast<const float *>(p)[i]; });
 }
 
-void matmul_rows_f16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_f16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
     rows_generic(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const char * p, int64_t i) {
         return quant::fp16_to_fp32(reinterpret_cast<const uint16_t *>(p)[i]);
     });
 }
 
-void matmul_rows_bf16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_bf16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
     rows_generic(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const char * p, int64_t i) {
         return quant::bf16_to_fp32(reinterpret_cast<const uint16_t *>(p)[i]);

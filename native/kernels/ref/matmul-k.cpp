@@ -100,17 +100,17 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
 }
 } // namespace
 
-void matmul_rows_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
     rows<block_q4_k, dot_q4_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
-void matmul_rows_q5_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_q5_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
     rows<block_q5_k, dot_q5_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
-void matmul_rows_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
     rows<block_q6_k, dot_q6_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }

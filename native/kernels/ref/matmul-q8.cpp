@@ -35,7 +35,7 @@ float dot_q4_0(const block_q4_0 * w, const block_q8_0 * x, int64_t nb) {
 }
 } // namespace
 
-void matmul_rows_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk8_0;
     for (int64_t t = 0; t < n_tok; ++t) {
@@ -47,7 +47,7 @@ void matmul_rows_q8_0(const void * w, size_t wb, const void * x, size_t xb, int6
     }
 }
 
-void matmul_rows_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk4_0;
     for (int64_t t = 0; t < n_tok; ++t) {

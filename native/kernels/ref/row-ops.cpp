@@ -1,7 +1,6 @@
 // Reference row operations of the forward pass. Reductions accumulate in double, in index order.
 #include "base/error.h"
 #include "kernels/ref/ref.h"
-#include "quant/fp16.h"
 
 #include <cmath>
 #include <string>
@@ -13,18 +12,6 @@ void rmsnorm(const float * x, const float * w, float * y, int64_t n, float eps) 
     for (int64_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);   // F32 squares, summed in double (llama.cpp)
     const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
-}
-
-void softmax(float * x, int64_t n) {
-    float max = x[0];
-    for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        x[i] = std::exp(x[i] - max);
-        sum += double(x[i]);
-    }
-    const float inv = float(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
 void silu_mul(const float * a, const float * b, float * y, int64_t n) {
@@ -99,26 +86,6 @@ void rope_rows(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int6
         }
         for (int64_t h = 0; h < n_head; ++h) rotate_normal(row + h * head_dim, n_rot, cos2, sin2);
     }
-}
-
-float dot_f32(const float * a, const float * b, int64_t n) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) sum += double(a[i]) * double(b[i]);
-    return float(sum);
-}
-
-void axpy_f32(float a, const float * x, float * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-
-float dot_f32_f16(const float * a, const uint16_t * b, int64_t n) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) sum += double(a[i]) * double(quant::fp16_to_fp32(b[i]));
-    return float(sum);
-}
-
-void axpy_f16(float a, const uint16_t * x, float * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] += a * quant::fp16_to_fp32(x[i]);
 }
 
 } // namespace tmill::kernels::ref

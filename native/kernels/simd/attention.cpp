@@ -1,0 +1,228 @@
+// Paged causal attention over an F16 KV cache (kernel_table::attend_f16, attend_f16_heads), once per ISA.
+#include "kernels/simd/isa.h"
+#include "kernels/simd/ggml-dot.h"
+#include "kernels/simd/loads.h"
+#include "kernels/ref/ref.h"
+
+// No <cmath> here (its inline functions could be emitted with this file's ISA flags and picked by the
+// linker for baseline callers); glibc's expf is what llama.cpp calls, so scores exponentiate identically.
+extern "C" float expf(float) noexcept;
+
+namespace tmill::kernels::TM_KERNELS_LEVEL {
+
+namespace {
+
+constexpr int W = isa::width;
+using vec = isa::f32;
+constexpr int k_chunk = k_attend_key_chunk;   // keys whose scores are computed before the serial softmax walks them
+
+float round_f16(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)); }
+float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
+
+// dot(q16, k) in ggml_vec_dot_f16's order for this ISA (ggml-dot.h; K is the key row as F16 or already
+// converted to F32 — exact, so the same value), then the leftovers: F32 products added left to right in F32
+// (intrinsics, so the compiler cannot fuse them).
+template <typename LK>
+float dot_q_k(const float * q16, const void * k, int64_t n) {
+    const int64_t np = n / (4 * W) * (4 * W);
+    __m128 s = _mm_set_ss(ggml_dot_lanes<isa, LK, load_f32<isa>>(k, q16, np));
+    for (int64_t i = np; i < n; ++i) s = _mm_add_ss(s, _mm_mul_ss(_mm_set_ss(LK::one(k, i)), _mm_set_ss(q16[i])));
+    return _mm_cvtss_f32(s);
+}
+
+// acc (n) = f16(acc * s)
+void scale_acc(float * acc, float s, int64_t n) {
+    const vec vs = isa::set1(s);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) isa::store(acc + i, isa::round_f16(isa::mul(isa::load(acc + i), vs)));
+    for (; i < n; ++i) acc[i] = round_f16(acc[i] * s);
+}
+
+// acc (n) = f16(fma(v, s, acc)), v F16 (LV = load_f16) or already converted to F32 (load_f32)
+template <typename LV>
+void mad_acc(float * acc, const void * v, float s, int64_t n) {
+    const vec vs = isa::set1(s);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) isa::store(acc + i, isa::round_f16(isa::fmadd(LV::vec(v, i), vs, isa::load(acc + i))));
+    for (; i < n; ++i) acc[i] = round_f16(fma1(LV::one(v, i), s, acc[i]));
+}
+
+// q16 (n) = f16(q); acc (n) = 0.
+void start_head(const float * q, float * q16, float * acc, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        isa::store(q16 + i, isa::round_f16(isa::load(q + i)));
+        isa::store(acc + i, isa::zero());
+    }
+    for (; i < n; ++i) { q16[i] = round_f16(q[i]); acc[i] = 0.0f; }
+}
+
+// out (n) = acc · (1/S), as ggml scales its accumulator (ggml_vec_scale_f32 by S_inv).
+void finish_head(const float * acc, float sum, float * out, int64_t n) {
+    const float inv = 1.0f / sum;
+    const vec vinv = isa::set1(inv);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) isa::store(out + i, isa::mul(isa::load(acc + i), vinv));
+    for (; i < n; ++i) out[i] = acc[i] * inv;
+}
+
+// dst (n) F32 = src (n) F16, exactly.
+void convert_row(const uint16_t * src, float * dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) isa::store(dst + i, isa::load_f16(src + i));
+    for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
+}
+
+// One step of the online softmax for one head: score s against running max m; returns vs and sets ms (the
+// factor acc was scaled by; a new maximum rescales acc here).
+float softmax_step(float s, bool first, float & m, float * acc, int64_t hd, float & ms) {
+    ms = 1.0f;
+    if (s > m) {
+        const float m_old = m;
+        m = s;
+        ms = first ? 0.0f : expf(m_old - s);
+        // The first key finds acc at zero; a factor of exactly 1 leaves F16 values unchanged.
+        if (!first && ms != 1.0f) scale_acc(acc, ms, hd);
+        return 1.0f;
+    }
+    return expf(s - m);
+}
+
+size_t row_offset(const int32_t * block_table, int32_t block_size, size_t block_stride, size_t slot_stride, int32_t j) {
+    return size_t(block_table[j / block_size]) * block_stride + size_t(j % block_size) * slot_stride;
+}
+
+// The grouped kernel for head_dim = W * NV (NV 4 or 8: dot_q_k has no leftovers), or any head_dim when
+// NV == 0. With NV > 0 each key and value row lives in NV registers while the heads use it and the loops
+// are unrolled; the operations and their order are dot_q_k's and mad_acc's.
+template <int NV>
+void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                  const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
+                  size_t block_stride, size_t slot_stride, float * out, float * scratch) {
+    static_assert(NV % 4 == 0, "head_dim must be a multiple of 4W (ggml's step)");
+    const int64_t hd = NV > 0 ? int64_t(W * NV) : head_dim;
+    float * acc = scratch;                  // (n_heads, head_dim) value accumulators, F16-representable values
+    float * q16 = acc + n_heads * hd;       // (n_heads, head_dim) queries rounded to F16
+    float * sc = q16 + n_heads * hd;        // (n_heads, k_chunk) scores of the current chunk's keys
+    float * m = sc + n_heads * k_chunk;     // (n_heads) running maxima
+    float * sum = m + n_heads;              // (n_heads) running sums S
+    float * row = sum + n_heads;            // (head_dim) the key or value row being used, as F32 (NV == 0)
+    for (int64_t g = 0; g < n_heads; ++g) {
+        start_head(q + g * hd, q16 + g * hd, acc + g * hd, hd);
+        m[g] = -__builtin_inff();
+        sum[g] = 0.0f;
+    }
+
+    size_t rows[k_chunk];   // (k_chunk) element offsets of the current chunk's key/value rows
+    for (int32_t j0 = 0; j0 < n_ctx; j0 += k_chunk) {
+        const int32_t nj = n_ctx - j0 < k_chunk ? n_ctx - j0 : k_chunk;
+        for (int32_t c = 0; c < nj; ++c) {
+            rows[c] = row_offset(block_table, block_size, block_stride, slot_stride, j0 + c);
+            if constexpr (NV > 0) {
+                vec k[NV > 0 ? NV : 1];   // (NV, W) the key row
+                for (int b = 0; b < NV; ++b) k[b] = isa::load_f16(k_base + rows[c] + W * b);
+                for (int64_t g = 0; g < n_heads; ++g) {
+                    const float * qg = q16 + g * hd;
+                    vec a0 = isa::zero(), a1 = a0, a2 = a0, a3 = a0;
+                    for (int b = 0; b < NV; b += 4) {
+                        a0 = isa::fmadd(k[b], isa::load(qg + W * b), a0);
+                        a1 = isa::fmadd(k[b + 1], isa::load(qg + W * b + W), a1);
+                        a2 = isa::fmadd(k[b + 2], isa::load(qg + W * b + 2 * W), a2);
+                        a3 = isa::fmadd(k[b + 3], isa::load(qg + W * b + 3 * W), a3);
+                    }
+                    sc[g * k_chunk + c] = isa::reduce_add_ggml(isa::add(isa::add(a0, a2), isa::add(a1, a3))) * scale;
+                }
+            } else {
+                convert_row(k_base + rows[c], row, hd);
+                for (int64_t g = 0; g < n_heads; ++g) sc[g * k_chunk + c] = dot_q_k<load_f32<isa>>(q16 + g * hd, row, hd) * scale;
+            }
+        }
+        for (int32_t c = 0; c < nj; ++c) {
+            const bool first = j0 + c == 0;
+            if constexpr (NV > 0) {
+                vec v[NV > 0 ? NV : 1];   // (NV, W) the value row
+                for (int b = 0; b < NV; ++b) v[b] = isa::load_f16(v_base + rows[c] + W * b);
+                for (int64_t g = 0; g < n_heads; ++g) {
+                    float * accg = acc + g * hd;
+                    float ms;
+                    const float vs = softmax_step(sc[g * k_chunk + c], first, m[g], accg, hd, ms);
+                    const vec vsv = isa::set1(vs);
+                    for (int b = 0; b < NV; ++b)
+                        isa::store(accg + W * b, isa::round_f16(isa::fmadd(v[b], vsv, isa::load(accg + W * b))));
+                    sum[g] = fma1(sum[g], ms, vs);
+                }
+            } else {
+                convert_row(v_base + rows[c], row, hd);
+                for (int64_t g = 0; g < n_heads; ++g) {
+                    float * accg = acc + g * hd;
+                    float ms;
+                    const float vs = softmax_step(sc[g * k_chunk + c], first, m[g], accg, hd, ms);
+                    mad_acc<load_f32<isa>>(accg, row, vs, hd);
+                    sum[g] = fma1(sum[g], ms, vs);
+                }
+            }
+        }
+    }
+    for (int64_t g = 0; g < n_heads; ++g) finish_head(acc + g * hd, sum[g], out + g * hd, hd);
+}
+
+} // namespace
+
+// NOTE(attention): the numerics of llama.cpp's CPU flash attention as its build for this ISA runs it (see
+// the reference in kernels/ref/attention.cpp): F16 query, dot products in ggml_vec_dot_f16's lane order for
+// the ISA's step, online softmax with S = fma(S, ms, vs), F16 value accumulator updated with FMA before
+// rounding, out = acc · (1/S). Scores of up to 16 keys are computed before the softmax walks them (they do
+// not depend on its state), which changes no result but lets the dot products overlap.
+void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
+                int32_t block_size, const uint16_t * k_base, const uint16_t * v_base, size_t block_stride,
+                size_t slot_stride, float * out, float * scratch) {
+    // pre: head_dim >= 1, n_ctx >= 1, block_size >= 1 (the reference checks and throws; no <stdexcept> here)
+    if (head_dim < 1 || n_ctx < 1 || block_size < 1) {
+        ref::attend_f16(q, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride,
+                        slot_stride, out, scratch);
+        return;
+    }
+    float * acc = scratch;              // (head_dim) value accumulator, F16-representable values
+    float * q16 = scratch + head_dim;   // (head_dim) query rounded to F16
+    start_head(q, q16, acc, head_dim);
+    float m = -__builtin_inff(), sum = 0.0f;
+    float sc[k_chunk];            // (k_chunk) scores of the keys in the current chunk
+    size_t rows[k_chunk];         // (k_chunk) element offsets of those keys' rows
+    for (int32_t j0 = 0; j0 < n_ctx; j0 += k_chunk) {
+        const int32_t nj = n_ctx - j0 < k_chunk ? n_ctx - j0 : k_chunk;
+        for (int32_t c = 0; c < nj; ++c) {
+            rows[c] = row_offset(block_table, block_size, block_stride, slot_stride, j0 + c);
+            sc[c] = dot_q_k<load_f16<isa>>(q16, k_base + rows[c], head_dim) * scale;
+        }
+        for (int32_t c = 0; c < nj; ++c) {
+            float ms;
+            const float vs = softmax_step(sc[c], j0 + c == 0, m, acc, head_dim, ms);
+            mad_acc<load_f16<isa>>(acc, v_base + rows[c], vs, head_dim);
+            sum = fma1(sum, ms, vs);
+        }
+    }
+    finish_head(acc, sum, out, head_dim);
+}
+
+// NOTE(attention-heads): grouped-query heads share one KV head, so each key and value row is converted from
+// F16 once (exactly, to F32) and used by every head; per head the arithmetic is attend_f16's, step for step
+// (same F16 query, dot lanes and reduction, expf calls, F16 rounding after each update, S = fma(S, ms, vs),
+// out = acc · (1/S)), so each head's output is bitwise attend_f16's whatever the group size. Walking the
+// heads inside the key loop also gives the out-of-order core n_heads independent softmax chains where
+// attend_f16 has one. Head dims of 4W and 8W (64 and 128 on AVX-512, 32 and 64 on AVX2) keep the row in
+// registers, loops unrolled.
+void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+                      const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
+                      size_t block_stride, size_t slot_stride, float * out, float * scratch) {
+    // pre: n_heads >= 1, head_dim >= 1, n_ctx >= 1, block_size >= 1 (the reference checks and throws)
+    if (n_heads < 1 || head_dim < 1 || n_ctx < 1 || block_size < 1) {
+        ref::attend_f16_heads(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base,
+                              block_stride, slot_stride, out, scratch);
+        return;
+    }
+    auto kernel = head_dim == 4 * W ? attend_heads<4> : head_dim == 8 * W ? attend_heads<8> : attend_heads<0>;
+    kernel(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride, slot_stride,
+           out, scratch);
+}
+
+} // namespace tmill::kernels::TM_KERNELS_LEVEL

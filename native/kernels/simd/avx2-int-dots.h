@@ -1,0 +1,145 @@
+// AVX2's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q8-0.cpp,
+// matmul-k.cpp): how a block's int32 lane sums are formed (maddubs of unsigned by signed bytes, then madd),
+// and the K-quant super-block tiles. Internal linkage, as tiling.h.
+#pragma once
+
+#include "kernels/hsum.h"
+#include "quant/q4-k.h"
+#include "quant/q5-k.h"
+#include "quant/q6-k.h"
+#include "quant/q8-k.h"
+
+#include <immintrin.h>
+
+namespace tmill::kernels {
+namespace {
+
+struct avx2_int_dots {
+    using block_q4_k = quant::block_q4_k;
+    using block_q5_k = quant::block_q5_k;
+    using block_q6_k = quant::block_q6_k;
+    using block_q8_k = quant::block_q8_k;
+    static constexpr int qk_k = quant::qk_k;
+
+    static __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
+
+    // Q8_0: the 8 int32 lane sums of w * x over a 32-block, from |w| and x signed by w (|w| <= 128 times
+    // |x| <= 127, pair-summed by maddubs, stays below 2^15).
+    static __m256i q8_lanes(__m256i wabs, __m256i wq, __m256i xq) {
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(wabs, _mm256_sign_epi8(xq, wq)), _mm256_set1_epi16(1));
+    }
+    // Q4_0: 8 * x pair-summed (int16 lanes), once per activation block ...
+    static __m256i q4_x8(__m256i xq) { return _mm256_maddubs_epi16(_mm256_set1_epi8(8), xq); }
+    // ... and the lane sums of (n - 8) * x, n the unsigned nibble: n * x - 8 * x.
+    static __m256i q4_lanes(__m256i wn, __m256i xq, __m256i x8) {
+        return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(wn, xq), x8), _mm256_set1_epi16(1));
+    }
+    // No multi-token Q8_0 tile of its own: the generic tile serves every shape.
+    static constexpr bool q8_many_tile = false;
+
+    // K-quants: per super-block and sub-block, maddubs of unsigned weights by signed activations, madd by the
+    // 16-bit sub-block scale, into 8 int32 lanes; the Q4_K/Q5_K mins into a scalar float subtracted at the
+    // end; Q6_K's -32 offset folded into the integer sum.
+    // Q4_K (HIGH_BIT = false) and Q5_K (HIGH_BIT = true).
+    template <typename W, bool HIGH_BIT, int R, int T>
+    static void tile_k4(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+        const int64_t nb = n_in / qk_k;
+        __m256 acc[R][T];
+        float mins[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); mins[r][t] = 0.0f; }
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        const __m256i one = _mm256_set1_epi8(1);
+        for (int64_t b = 0; b < nb; ++b) {
+            const block_q8_k * xs[T];
+            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
+            for (int r = 0; r < R; ++r) {
+                const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
+                uint8_t sc[8], m[8];
+                quant::unpack_k4_scales(wblk->scales, sc, m);
+                __m256i isum[T];
+                for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
+                __m256i qh = HIGH_BIT ? load256(reinterpret_cast<const block_q5_k *>(wblk)->qh) : _mm256_setzero_si256();
+                for (int c = 0; c < 4; ++c) {
+                    const __m256i q = load256(wblk->qs + 32 * c);
+                    __m256i lo = _mm256_and_si256(q, low4);
+                    __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+                    if (HIGH_BIT) {
+                        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(qh, one), 4));
+                        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 1), one), 4));
+                        qh = _mm256_srli_epi16(qh, 2);
+                    }
+                    const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]);
+                    const __m256i s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+                    for (int t = 0; t < T; ++t) {
+                        const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(xs[t]->qs + 64 * c)), s_lo);
+                        const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(xs[t]->qs + 64 * c + 32)), s_hi);
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(pl, ph));
+                    }
+                }
+                const float d = _cvtsh_ss(wblk->d), dmin = _cvtsh_ss(wblk->dmin);
+                for (int t = 0; t < T; ++t) {
+                    int msum = 0;
+                    for (int j = 0; j < 8; ++j) msum += int(m[j]) * (int(xs[t]->bsums[2 * j]) + int(xs[t]->bsums[2 * j + 1]));
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
+                    mins[r][t] += xs[t]->d * dmin * float(msum);
+                }
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]) - mins[r][t];
+    }
+
+    template <int R, int T>
+    static void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+        const int64_t nb = n_in / qk_k;
+        __m256 acc[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        const __m256i three = _mm256_set1_epi8(3);
+        for (int64_t b = 0; b < nb; ++b) {
+            const block_q8_k * xs[T];
+            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
+            for (int r = 0; r < R; ++r) {
+                const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
+                __m256i isum[T];
+                for (int t = 0; t < T; ++t) {
+                    int bias = 0;
+                    for (int s = 0; s < 16; ++s) bias += int(wblk->scales[s]) * int(xs[t]->bsums[s]);
+                    isum[t] = _mm256_setr_epi32(-32 * bias, 0, 0, 0, 0, 0, 0, 0);
+                }
+                for (int h = 0; h < 2; ++h) {
+                    const __m256i ql0 = load256(wblk->ql + 64 * h);
+                    const __m256i ql1 = load256(wblk->ql + 64 * h + 32);
+                    const __m256i qh = load256(wblk->qh + 32 * h);
+                    __m256i q[4];
+                    q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4));
+                    q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4));
+                    q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), three), 4));
+                    q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), three), 4));
+                    for (int g = 0; g < 4; ++g) {
+                        const int s = 8 * h + 2 * g;
+                        const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(wblk->scales[s + 1]), _mm_set1_epi16(wblk->scales[s]));
+                        for (int t = 0; t < T; ++t) {
+                            const __m256i p = _mm256_maddubs_epi16(q[g], load256(xs[t]->qs + 128 * h + 32 * g));
+                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, scv));
+                        }
+                    }
+                }
+                const float d = _cvtsh_ss(wblk->d);
+                for (int t = 0; t < T; ++t)
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+    }
+
+};
+
+} // namespace
+} // namespace tmill::kernels

@@ -1,0 +1,219 @@
+// AVX-512's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q8-0.cpp,
+// matmul-k.cpp): VNNI dpbusd lane sums on 256-bit registers for Q8_0/Q4_0 (one 32-block per ymm: the
+// two-blocks-per-zmm form measured slower, its per-block scale assembly costing more than the wider dot
+// saves), a multi-token Q8_0 tile of its own, and the K-quant super-block tiles 64 weights a register.
+// Internal linkage, as tiling.h.
+#pragma once
+
+#include "kernels/hsum.h"
+#include "quant/q4-k.h"
+#include "quant/q5-k.h"
+#include "quant/q6-k.h"
+#include "quant/q8-0.h"
+#include "quant/q8-k.h"
+
+namespace tmill::kernels {
+namespace {
+
+struct avx512_int_dots {
+    using block_q4_k = quant::block_q4_k;
+    using block_q5_k = quant::block_q5_k;
+    using block_q6_k = quant::block_q6_k;
+    using block_q8_k = quant::block_q8_k;
+    using block_q8_0 = quant::block_q8_0;
+    static constexpr int qk_k = quant::qk_k;
+
+    static float f16(uint16_t h) { return _cvtsh_ss(h); }
+
+    // Q8_0: the 8 int32 lane sums of w * x over a 32-block, from |w| and x signed by w (one dpbusd).
+    static __m256i q8_lanes(__m256i wabs, __m256i wq, __m256i xq) {
+        return _mm256_dpbusd_epi32(_mm256_setzero_si256(), wabs, _mm256_sign_epi8(xq, wq));
+    }
+    // Q4_0: 8 * sum of each lane's 4 activations, once per activation block ...
+    static __m256i q4_x8(__m256i xq) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), xq); }
+    // ... and the lane sums of (n - 8) * x, n the unsigned nibble: n * x - 8 * x.
+    static __m256i q4_lanes(__m256i wn, __m256i xq, __m256i x8) {
+        return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wn, xq), x8);
+    }
+
+    // Several tokens: the int32 lanes are exact, so how a tile forms them is free; this one uses x + 128
+    // (unsigned) against signed w plus a per-(row, block) -128 * sum(w) correction, which saves a sign per
+    // (row, token) pair — the same lanes as q8_lanes (|x| <= 127) — and the same float operations in the same
+    // block order as the generic tile.
+    static constexpr bool q8_many_tile = true;
+    // Several tokens (prompts): x + 128 as unsigned bytes against signed w, the -128 * sum(w) correction
+    // computed once per (row, block) and used as the dpbusd accumulator; the R x T scale products are
+    // computed 4 at a time and stored, so each FMA broadcasts its scale from memory ({1to8}, load unit)
+    // instead of spending shuffles on it. Per (row, token, block): one dpbusd, one convert, one FMA.
+    template <int R, int T>
+    static void tile_q8_0_many(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+        static_assert(T >= 2 && T <= 4, "a tile has 2..4 tokens (one xmm of scales)");
+        const int64_t nb = n_in / quant::qk8_0;
+        const __m256i bias = _mm256_set1_epi8(char(0x80));
+        __m256 acc[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+        alignas(16) float s[R][4];   // (R, 4) this block's d_w * d_x per (row, token); lanes >= T unused
+        for (int64_t b = 0; b < nb; ++b) {
+            // Activations as unsigned bytes x + 128 (|x| <= 127, so 1..255), and their scales in one xmm.
+            __m256i xu[T];
+            uint64_t dx_bits = 0;
+            for (int t = 0; t < T; ++t) {
+                const block_q8_0 * xblk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
+                xu[t] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(xblk->qs)), bias);
+                dx_bits |= uint64_t(xblk->d) << (16 * t);
+            }
+            const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128(int64_t(dx_bits)));
+            for (int r = 0; r < R; ++r) {
+                const uint16_t dw = reinterpret_cast<const block_q8_0 *>(w + size_t(r) * wb)[b].d;
+                _mm_store_ps(s[r], _mm_mul_ps(_mm_set1_ps(f16(dw)), dx));
+            }
+            const float * sp = &s[0][0];
+            __asm__("" : "+r"(sp));   // opaque: the FMAs below must read the stored scales from memory
+            for (int r = 0; r < R; ++r) {
+                const block_q8_0 * wblk = reinterpret_cast<const block_q8_0 *>(w + size_t(r) * wb) + b;
+                const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(wblk->qs));
+                // -128 * (sum of each lane's 4 weights): dpbusd(x + 128, w) + this = the lanes of x * w.
+                const __m256i corr = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias, wq));
+                for (int t = 0; t < T; ++t) {
+                    const __m256i p = _mm256_dpbusd_epi32(corr, xu[t], wq);
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(sp[4 * r + t]), _mm256_cvtepi32_ps(p), acc[r][t]);
+                }
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+    }
+
+
+    static float hsum16(__m512 v) {
+        return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
+    }
+
+    static __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
+    static __m512i load512(const void * p) { return _mm512_loadu_si512(p); }
+
+    // The same 32 bytes in both halves of a zmm.
+    static __m512i twice(__m256i v) { return _mm512_inserti64x4(_mm512_castsi256_si512(v), v, 1); }
+
+    // Word indices for vpermw: words 0..15 take a, words 16..31 take b.
+    static __m512i halves_index(int a, int b) {
+        return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(short(a))), _mm256_set1_epi16(short(b)), 1);
+    }
+
+    // K-quants, 64 weights a register: two sub-blocks side by side in one zmm (Q4_K/Q5_K: a 32-byte chunk's
+    // low nibbles, then its high nibbles — elements 64c .. 64c+63, the order of the activations), maddubs of
+    // unsigned weights by signed activations, then VNNI dpwssd by the 16-bit sub-block scales. The Q4_K/Q5_K
+    // mins go through the activations' 16-element sums into an 8-lane float accumulator subtracted at the
+    // end; Q6_K's -32 offset is folded into the integer sum.
+    // Q4_K (HIGH_BIT = false) and Q5_K (HIGH_BIT = true).
+    template <typename W, bool HIGH_BIT, int R, int T>
+    static void tile_k4(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+        const int64_t nb = n_in / qk_k;
+        __m512 acc[R][T];
+        __m256 macc[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) { acc[r][t] = _mm512_setzero_ps(); macc[r][t] = _mm256_setzero_ps(); }
+        const __m512i low4 = _mm512_set1_epi8(0x0f);
+        const __m512i one = _mm512_set1_epi8(1);
+        // Chunk c's scale words: sub-block 2c in the low half, 2c + 1 in the high half.
+        const __m512i scale_index[4] = {halves_index(0, 1), halves_index(2, 3), halves_index(4, 5), halves_index(6, 7)};
+        for (int64_t b = 0; b < nb; ++b) {
+            const block_q8_k * xs[T];
+            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
+            for (int r = 0; r < R; ++r) {
+                const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
+                uint8_t sc[8], m[8];
+                quant::unpack_k4_scales(wblk->scales, sc, m);
+                const __m512i scw = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(sc))));
+                // Each min twice (m0, m0, m1, m1, ...) against the 16 activation sums: madd gives m_j * (sum_2j + sum_2j+1).
+                const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(m));
+                const __m256i mw = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+                __m512i isum[T];
+                for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+                // Q5_K's fifth bits: chunk c takes bit 2c of qh (low half) and bit 2c + 1 (high half).
+                __m512i qh = _mm512_setzero_si512();
+                if (HIGH_BIT) {
+                    const __m512i h = twice(load256(reinterpret_cast<const block_q5_k *>(wblk)->qh));
+                    qh = _mm512_mask_srli_epi16(h, 0xFFFF0000u, h, 1);
+                }
+                for (int c = 0; c < 4; ++c) {
+                    const __m512i q = twice(load256(wblk->qs + 32 * c));
+                    __m512i wq = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), low4);
+                    if (HIGH_BIT) {
+                        wq = _mm512_or_si512(wq, _mm512_slli_epi16(_mm512_and_si512(qh, one), 4));
+                        qh = _mm512_srli_epi16(qh, 2);
+                    }
+                    const __m512i scv = _mm512_permutexvar_epi16(scale_index[c], scw);
+                    for (int t = 0; t < T; ++t)
+                        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(wq, load512(xs[t]->qs + 64 * c)), scv);
+                }
+                const float d = _cvtsh_ss(wblk->d), dmin = _cvtsh_ss(wblk->dmin);
+                for (int t = 0; t < T; ++t) {
+                    const __m256i msum = _mm256_madd_epi16(mw, load256(xs[t]->bsums));
+                    acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
+                    macc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * dmin), _mm256_cvtepi32_ps(msum), macc[r][t]);
+                }
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(acc[r][t]) - hsum8(macc[r][t]);
+    }
+
+    template <int R, int T>
+    static void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+        const int64_t nb = n_in / qk_k;
+        __m512 acc[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+        const __m512i low4 = _mm512_set1_epi8(0x0f);
+        const __m512i three = _mm512_set1_epi8(3);
+        // Scale words of 64-element group g (of 4): one scale per 16 elements, so word i takes scale 4g + i / 8.
+        const __m512i group_index = _mm512_cvtepu8_epi16(
+            _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+        const __m512i scale_index[4] = {group_index, _mm512_add_epi16(group_index, _mm512_set1_epi16(4)),
+                                        _mm512_add_epi16(group_index, _mm512_set1_epi16(8)),
+                                        _mm512_add_epi16(group_index, _mm512_set1_epi16(12))};
+        for (int64_t b = 0; b < nb; ++b) {
+            const block_q8_k * xs[T];
+            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
+            for (int r = 0; r < R; ++r) {
+                const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
+                const __m256i scw16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->scales)));
+                const __m512i scw = _mm512_castsi256_si512(scw16);
+                // The unsigned 6-bit values q + 32 go through maddubs; -32 * sum_s scale_s * bsum_s corrects.
+                __m512i isum[T];
+                for (int t = 0; t < T; ++t) {
+                    const __m256i bias = _mm256_madd_epi16(scw16, load256(xs[t]->bsums));
+                    isum[t] = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bias, 5)));
+                }
+                for (int h = 0; h < 2; ++h) {
+                    // Elements 128h .. 128h+63 (low nibbles of ql, qh bit pairs 0 and 2) and 128h+64 .. 128h+127
+                    // (high nibbles, bit pairs 4 and 6); the high half of each zmm sits 32 elements after the low.
+                    const __m512i ql = load512(wblk->ql + 64 * h);
+                    const __m512i hb = twice(load256(wblk->qh + 32 * h));
+                    const __m512i qh = _mm512_mask_srli_epi16(hb, 0xFFFF0000u, hb, 2);
+                    const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_slli_epi16(_mm512_and_si512(qh, three), 4));
+                    const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
+                                                       _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 4), three), 4));
+                    const __m512i sc_lo = _mm512_permutexvar_epi16(scale_index[2 * h], scw);
+                    const __m512i sc_hi = _mm512_permutexvar_epi16(scale_index[2 * h + 1], scw);
+                    for (int t = 0; t < T; ++t) {
+                        const int8_t * xq = xs[t]->qs + 128 * h;
+                        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(lo, load512(xq)), sc_lo);
+                        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(hi, load512(xq + 64)), sc_hi);
+                    }
+                }
+                const float d = _cvtsh_ss(wblk->d);
+                for (int t = 0; t < T; ++t)
+                    acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(acc[r][t]);
+    }
+
+};
+
+} // namespace
+} // namespace tmill::kernels

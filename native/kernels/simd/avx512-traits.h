@@ -1,0 +1,105 @@
+// The AVX-512 (F/BW/VL/DQ + VNNI) vector traits the family sources in kernels/simd/ are written against:
+// 16 float lanes, loads and stores of a full vector or of its first n lanes (masks), the reductions in the
+// orders our AVX-512 numerics follow, and this ISA's own sequences (llama.cpp's AVX-512 expf, the Q8 lane
+// sums by VNNI). The same header builds the SIMDe-emulated level of the C++ tests (simd/isa.h).
+// Internal linkage (anonymous namespace), as tiling.h: each ISA's copy stays in its own objects.
+#pragma once
+
+#include "kernels/hsum.h"
+
+#include <cstdint>
+
+// GCC 12's avx512fintrin.h builds _mm512_reduce_*/_mm512_insert* on self-initialised "undefined"
+// vectors, which -Wuninitialized reports as uninitialised; the lanes are never read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace tmill::kernels {
+namespace {
+
+struct avx512_traits {
+    static constexpr const char * name = "avx512";
+    static constexpr int width = 16;
+    using f32 = __m512;
+    using mask = __mmask16;
+
+    static f32 zero() { return _mm512_setzero_ps(); }
+    static f32 set1(float v) { return _mm512_set1_ps(v); }
+    static f32 load(const float * p) { return _mm512_loadu_ps(p); }
+    static void store(float * p, f32 v) { _mm512_storeu_ps(p, v); }
+    static f32 add(f32 a, f32 b) { return _mm512_add_ps(a, b); }
+    static f32 sub(f32 a, f32 b) { return _mm512_sub_ps(a, b); }
+    static f32 mul(f32 a, f32 b) { return _mm512_mul_ps(a, b); }
+    static f32 div(f32 a, f32 b) { return _mm512_div_ps(a, b); }
+    static f32 max(f32 a, f32 b) { return _mm512_max_ps(a, b); }
+    static f32 abs(f32 a) { return _mm512_abs_ps(a); }
+    static f32 fmadd(f32 a, f32 b, f32 c) { return _mm512_fmadd_ps(a, b, c); }
+    static f32 load_f16(const uint16_t * p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p))); }
+    static f32 load_bf16(const uint16_t * p) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    static f32 round_f16(f32 x) { return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)); }
+
+    // The first n lanes (0 <= n; all 16 from n = 16 on); inactive lanes load as zero and are not stored.
+    static mask first(int64_t n) { return n >= 16 ? mask(0xffff) : mask((1u << n) - 1u); }
+    static f32 load(const float * p, mask m) { return _mm512_maskz_loadu_ps(m, p); }
+    static void store(float * p, f32 v, mask m) { _mm512_mask_storeu_ps(p, m, v); }
+    static f32 load_f16(const uint16_t * p, mask m) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p)); }
+    static f32 load_bf16(const uint16_t * p, mask m) {
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+    }
+
+    // Sum of the lanes in _mm512_reduce_add_ps's order (halves down to 8 lanes, then pairs).
+    static float reduce_add(f32 v) { return _mm512_reduce_add_ps(v); }
+    // GGML_F32_VEC_REDUCE's last step on AVX-512: _mm512_reduce_add_ps.
+    static float reduce_add_ggml(f32 v) { return _mm512_reduce_add_ps(v); }
+    static float reduce_max(f32 v) {
+        const __m256 m8 = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        return _mm_cvtss_f32(h);
+    }
+
+    // The float matmul's n_in % 16 tail: one more masked step in the lanes (zero lanes add exact zeros).
+    static constexpr bool tail_in_lanes = true;
+
+    // Tile shapes (kernels/tiling.h rows per tile): as many rows as the registers hold for several tokens.
+    static constexpr int float_rows_many = 4;
+    static constexpr int q8_rows_one = 8, q8_rows_many = 5, q4_rows_many = 4;
+
+    // Rope: (x1, x0) in each pair, and lane 2i = a - b, lane 2i+1 = a + b.
+    static f32 swap_pairs(f32 a) { return _mm512_shuffle_ps(a, a, 0xB1); }
+    static f32 sub_even_add_odd(f32 a, f32 b) { return _mm512_mask_sub_ps(_mm512_add_ps(a, b), 0x5555, a, b); }
+
+    // 32 floats (2 vectors) to bytes by cvtps (MXCSR round to nearest even); |values| <= 127.
+    static void store_q8(int8_t * out, const f32 * v) {
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v[0])));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v[1])));
+    }
+
+    // e^x with the range reduction and degree-5 polynomial of llama.cpp's AVX-512 vectorised expf (ARM
+    // optimized-routines constants): n = round(x / ln2) through the 1.5·2^23 shift, b = x - n·ln2 in two
+    // parts, 2^n applied with scalef; |n| > 192 saturates to 0 or inf.
+    static f32 exp_llama(f32 x) {
+        const __m512 shift = _mm512_set1_ps(0x1.8p23f);
+        const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), shift);
+        const __m512 n = _mm512_sub_ps(z, shift);
+        const __m512 b = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.7f7d1cp-20f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e4p-1f), x));
+        const __m512 u = _mm512_mul_ps(b, b);
+        const __m512 hi = _mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f));
+        const __m512 mid = _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f));
+        const __m512 lo = _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f));
+        const __m512 poly = _mm512_fmadd_ps(_mm512_fmadd_ps(hi, u, mid), u, lo);
+        const __m512 scaled = _mm512_scalef_ps(poly, n);
+        const __mmask16 out_of_range = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
+        if (out_of_range == 0) return scaled;
+        const __mmask16 negative = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ);
+        const __m512 saturated = _mm512_mask_blend_ps(negative, _mm512_set1_ps(__builtin_inff()), _mm512_setzero_ps());
+        return _mm512_mask_blend_ps(out_of_range, scaled, saturated);
+    }
+};
+
+} // namespace
+} // namespace tmill::kernels

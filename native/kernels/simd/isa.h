@@ -1,0 +1,33 @@
+// The ISA a family source in kernels/simd/ is compiled for, chosen by the build: TM_KERNELS_AVX2 (binding.gyp's
+// tm_kernels_avx2, -mavx2 -mfma -mf16c -mbmi2), TM_KERNELS_AVX512 (tm_kernels_avx512, plus the AVX-512 flags)
+// or TM_KERNELS_AVX512_EMULATED (the C++ tests only: the AVX-512 sources on AVX2 hardware through SIMDe).
+// It brings in that ISA's traits as `isa`, names the level's namespace TM_KERNELS_LEVEL and declares every
+// entry of kernels/entries.h there, so each family source defines its entries as `TM_KERNELS_LEVEL::name`.
+#pragma once
+
+#include "kernels/kernels.h"
+
+#if defined(TM_KERNELS_AVX2)
+#include <immintrin.h>
+#include "kernels/simd/avx2-traits.h"
+#include "kernels/simd/avx2-int-dots.h"
+#define TM_KERNELS_LEVEL avx2
+namespace tmill::kernels { namespace { using isa = avx2_traits; using int_dots = avx2_int_dots; } }
+#elif defined(TM_KERNELS_AVX512) || defined(TM_KERNELS_AVX512_EMULATED)
+#if defined(TM_KERNELS_AVX512_EMULATED)
+#include "kernels/simd/emulated-avx512.h"
+#define TM_KERNELS_LEVEL avx512_emulated
+#else
+#include <immintrin.h>
+#define TM_KERNELS_LEVEL avx512
+#endif
+#include "kernels/simd/avx512-traits.h"
+#include "kernels/simd/avx512-int-dots.h"
+namespace tmill::kernels { namespace { using isa = avx512_traits; using int_dots = avx512_int_dots; } }
+#else
+#error "kernels/simd sources are compiled once per ISA: define TM_KERNELS_AVX2, TM_KERNELS_AVX512 or TM_KERNELS_AVX512_EMULATED"
+#endif
+
+namespace tmill::kernels::TM_KERNELS_LEVEL {
+TM_KERNEL_DECLARE_LEVEL
+}

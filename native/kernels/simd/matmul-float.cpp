@@ -1,0 +1,96 @@
+// Matmul rows for F32, F16 and BF16 weights (activations in the same type), once per ISA.
+//
+// NOTE(float-matmul): one W-lane accumulator per (row, token) pair over i in steps of W (8 on AVX2, 16 on
+// AVX-512), then the n_in % W tail — in the lanes under a mask before the horizontal sum where the ISA has
+// masks (AVX-512: zero lanes add exact zeros), else one product at a time after it (AVX2) — and the
+// horizontal sum in the level's order (isa::reduce_add). The same sequence in every tile shape, so results
+// are batch invariant; it is llama.cpp's prompt-path sgemm order when n_in % W == 0. F32 rows whose length
+// is not a multiple of W follow ggml_vec_dot_f32 instead (ggml-dot.h), as llama.cpp does: its tiled sgemm
+// declines those (e.g. stories260K's 172-wide feed-forward).
+#include "kernels/simd/isa.h"
+#include "kernels/simd/ggml-dot.h"
+#include "kernels/simd/loads.h"
+#include "kernels/tiling.h"
+
+namespace tmill::kernels::TM_KERNELS_LEVEL {
+
+namespace {
+
+template <typename L, int R, int T>
+void tile_float(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    constexpr int W = isa::width;
+    typename isa::f32 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = isa::zero();
+    const int64_t n_vec = n_in / W * W;
+    for (int64_t i = 0; i < n_vec; i += W) {
+        typename isa::f32 xv[T];
+        for (int t = 0; t < T; ++t) xv[t] = L::vec(x + size_t(t) * xb, i);
+        for (int r = 0; r < R; ++r) {
+            const typename isa::f32 wv = L::vec(w + size_t(r) * wb, i);
+            for (int t = 0; t < T; ++t) acc[r][t] = isa::fmadd(wv, xv[t], acc[r][t]);
+        }
+    }
+    if constexpr (isa::tail_in_lanes) {
+        if (n_vec < n_in) {
+            const typename isa::mask m = isa::first(n_in - n_vec);
+            typename isa::f32 xv[T];
+            for (int t = 0; t < T; ++t) xv[t] = L::vec(x + size_t(t) * xb, n_vec, m);
+            for (int r = 0; r < R; ++r) {
+                const typename isa::f32 wv = L::vec(w + size_t(r) * wb, n_vec, m);
+                for (int t = 0; t < T; ++t) acc[r][t] = isa::fmadd(wv, xv[t], acc[r][t]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) {
+            float s = isa::reduce_add(acc[r][t]);
+            if constexpr (!isa::tail_in_lanes)
+                for (int64_t i = n_vec; i < n_in; ++i) s += L::one(w + size_t(r) * wb, i) * L::one(x + size_t(t) * xb, i);
+            y[t * ldy + r] = s;
+        }
+}
+
+template <int R, int T>
+struct f32_kernel {
+    static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+        using L = load_f32<isa>;
+        if (n % isa::width == 0) {
+            tile_float<L, R, T>(w, wb, x, xb, n, y, ldy);
+            return;
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = ggml_dot_f32<isa, L, L>(w + size_t(r) * wb, x + size_t(t) * xb, n);
+    }
+};
+template <int R, int T>
+struct f16_kernel {
+    static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+        tile_float<load_f16<isa>, R, T>(w, wb, x, xb, n, y, ldy);
+    }
+};
+template <int R, int T>
+struct bf16_kernel {
+    static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+        tile_float<load_bf16<isa>, R, T>(w, wb, x, xb, n, y, ldy);
+    }
+};
+
+} // namespace
+
+void matmul_f32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                int64_t r1, float * y, int64_t ldy) {
+    tile_walk<f32_kernel, 4, isa::float_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_f16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                int64_t r1, float * y, int64_t ldy) {
+    tile_walk<f16_kernel, 4, isa::float_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_bf16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    tile_walk<bf16_kernel, 4, isa::float_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+} // namespace tmill::kernels::TM_KERNELS_LEVEL

@@ -1,0 +1,118 @@
+// Matmul rows for Q8_0 and Q4_0 weights against Q8_0 activations, once per ISA.
+//
+// NOTE(q8-matmul): one 8-lane float accumulator per (row, token) pair; block b adds (d_w * d_x) times the
+// block's int32 lane sums (acc = fma(d_w * d_x, lanes, acc)), reduced by hsum8 at the end. The lane sums are
+// exact integers, so how an ISA forms them is free (int_dots: maddubs + madd on AVX2, VNNI dpbusd on
+// AVX-512, which also has a multi-token tile of its own); every pair sees the same float operations in the
+// same block order in every tile shape, so a result does not depend on the tile, n_tok or the task split
+// (batch invariance) — nor on the level: all SIMD levels give the same bits.
+#include "kernels/simd/isa.h"
+#include "kernels/tiling.h"
+#include "quant/q4-0.h"
+#include "quant/q8-0.h"
+
+namespace tmill::kernels::TM_KERNELS_LEVEL {
+
+namespace {
+
+using quant::block_q4_0;
+using quant::block_q8_0;
+
+float f16(uint16_t h) { return _cvtsh_ss(h); }
+__m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
+
+// Q8_0 weights: the lanes from |w| and x signed by w.
+template <int R, int T>
+void tile_q8_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    const int64_t nb = n_in / quant::qk8_0;
+    __m256 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        __m256i xq[T];
+        float dx[T];
+        for (int t = 0; t < T; ++t) {
+            const block_q8_0 * xblk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
+            xq[t] = load256(xblk->qs);
+            dx[t] = f16(xblk->d);
+        }
+        for (int r = 0; r < R; ++r) {
+            const block_q8_0 * wblk = reinterpret_cast<const block_q8_0 *>(w + size_t(r) * wb) + b;
+            const __m256i wq = load256(wblk->qs);
+            const __m256i wabs = _mm256_sign_epi8(wq, wq);
+            const float dw = f16(wblk->d);
+            for (int t = 0; t < T; ++t) {
+                const __m256i p = int_dots::q8_lanes(wabs, wq, xq[t]);
+                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * dx[t]), _mm256_cvtepi32_ps(p), acc[r][t]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+}
+
+// Q4_0 weights: sum_j (n_j - 8) * x_j = sum_j n_j * x_j - 8 * sum_j x_j, n_j the unsigned nibble.
+template <int R, int T>
+void tile_q4_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    const int64_t nb = n_in / quant::qk4_0;
+    __m256 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        __m256i xq[T], x8[T];
+        float dx[T];
+        for (int t = 0; t < T; ++t) {
+            const block_q8_0 * xblk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
+            xq[t] = load256(xblk->qs);
+            x8[t] = int_dots::q4_x8(xq[t]);
+            dx[t] = f16(xblk->d);
+        }
+        for (int r = 0; r < R; ++r) {
+            const block_q4_0 * wblk = reinterpret_cast<const block_q4_0 *>(w + size_t(r) * wb) + b;
+            const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->qs));
+            const __m256i wn = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low4);  // 0..15 low lane, 16..31 high
+            const float dw = f16(wblk->d);
+            for (int t = 0; t < T; ++t) {
+                const __m256i p = int_dots::q4_lanes(wn, xq[t], x8[t]);
+                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * dx[t]), _mm256_cvtepi32_ps(p), acc[r][t]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+}
+
+// The ISA's own multi-token tile where it has one (D::q8_many_tile), else tile_q8_0.
+template <typename D, int R, int T>
+void q8_0_tile(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+    if constexpr (D::q8_many_tile && T > 1) D::template tile_q8_0_many<R, T>(w, wb, x, xb, n, y, ldy);
+    else tile_q8_0<R, T>(w, wb, x, xb, n, y, ldy);
+}
+
+template <int R, int T>
+struct q8_0_kernel {
+    static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+        q8_0_tile<int_dots, R, T>(w, wb, x, xb, n, y, ldy);
+    }
+};
+template <int R, int T>
+struct q4_0_kernel {
+    static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+        tile_q4_0<R, T>(w, wb, x, xb, n, y, ldy);
+    }
+};
+
+} // namespace
+
+void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    tile_walk<q8_0_kernel, isa::q8_rows_one, isa::q8_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    tile_walk<q4_0_kernel, isa::q8_rows_one, isa::q4_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+} // namespace tmill::kernels::TM_KERNELS_LEVEL

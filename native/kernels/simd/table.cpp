@@ -1,0 +1,8 @@
+// Fills the kernel table with this ISA's kernels (every entry of kernels/entries.h).
+#include "kernels/simd/isa.h"
+
+namespace tmill::kernels::TM_KERNELS_LEVEL {
+
+void fill(kernel_table & t) { TM_KERNEL_FILL_BODY }
+
+} // namespace tmill::kernels::TM_KERNELS_LEVEL

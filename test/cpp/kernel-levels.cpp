@@ -1,0 +1,57 @@
+#include "kernel-levels.h"
+
+#include "base/cpu-features.h"
+
+#include <cstdlib>
+
+namespace tmill::kernels::avx512_emulated {
+TM_KERNEL_DECLARE_LEVEL
+}
+
+namespace tm_test {
+
+namespace {
+
+bool g_used = false;
+
+// Why a level the CPU (or TOKENMILL_ISA) does not grant was not run.
+std::string not_run(const char * what) {
+    const char * cap = std::getenv("TOKENMILL_ISA");
+    return std::string("not run: ") + (cap && *cap ? std::string("TOKENMILL_ISA=") + cap + " caps the level, or " : "") +
+           "the CPU/OS lacks " + what;
+}
+
+} // namespace
+
+const std::vector<kernel_level> & kernel_levels() {
+    using namespace tmill::kernels;
+    static const std::vector<kernel_level> levels = [] {
+        const tmill::cpu_features & f = tmill::cpu_features_get();
+        std::vector<kernel_level> out{{"baseline", kernels_for(isa_level::baseline), false}};
+        if (f.avx2) out.push_back({"avx2", kernels_for(isa_level::avx2), false});
+        if (f.avx512) out.push_back({"avx512", kernels_for(isa_level::avx512), false});
+        if (f.avx2) {
+            kernel_table t{};
+            avx512_emulated::fill(t);
+            t.isa = "avx512-emulated";
+            out.push_back({"avx512-emulated", t, true});
+        }
+        return out;
+    }();
+    g_used = true;
+    return levels;
+}
+
+std::vector<std::string> kernel_levels_report() {
+    if (!g_used) return {};
+    const tmill::cpu_features & f = tmill::cpu_features_get();
+    return {
+        "baseline: run (scalar reference)",
+        f.avx2 ? "avx2: run on the CPU" : "avx2: " + not_run("AVX2+FMA+F16C"),
+        f.avx512 ? "avx512: run on the CPU" : "avx512: " + not_run("AVX-512 F/BW/VL/DQ+VNNI"),
+        f.avx2 ? "avx512-emulated: run under SIMDe emulation (AVX-512 sources, AVX2 instructions)"
+               : "avx512-emulated: " + not_run("AVX2, which the emulated build is compiled for"),
+    };
+}
+
+} // namespace tm_test
