@@ -1,6 +1,7 @@
 // `tokenmill <command>`: the command-line entry (bin/tokenmill.cjs calls main()).
 import { generate, generateUsage } from './cli/generate.js';
 import { pullCommand } from './cli/pull.js';
+import { describeEstimate, estimateMemory, formatBytes, memoryLimit } from './engine/memory-estimate.js';
 import { Model } from './engine/model.js';
 import { native } from './native/load.js';
 import { serve } from './server/serve.js';
@@ -86,6 +87,14 @@ async function inspect(args: string[]): Promise<number> {
       `layers          ${hp.nLayer}  embedding ${hp.nEmbd}  ffn ${hp.nFf}`,
       `attention       ${hp.nHead} heads, ${hp.nHeadKv} kv heads, head dim ${hp.headDim}, rms eps ${Number(hp.rmsEps.toPrecision(6))}`,
       `rope            ${hp.ropeStyle}, dims ${hp.nRot}, freq base ${hp.ropeFreqBase}, scaling ${hp.ropeScaling}${hp.ropeScaling === 'linear' ? ` x${1 / hp.ropeFreqScale}` : ''}`,
+      `ffn             ${hp.ffnActivation}-gated${hp.slidingWindow > 0 ? `; sliding window ${hp.slidingWindow} on ${hp.slidingWindowLayers} of ${hp.nLayer} layers` : ''}`,
+    );
+    const e = estimateMemory(info);
+    const limit = memoryLimit();
+    lines.push(
+      `memory          about ${describeEstimate(e)} with the default engine options; ` +
+        `KV ${formatBytes(e.kvBytesPerToken)} per token (${formatBytes(e.kvBytesPerToken * hp.nCtxTrain)} for one ${hp.nCtxTrain}-token context); ` +
+        `limit ${formatBytes(limit.bytes)} (${limit.source})${e.total > limit.bytes ? ' — DOES NOT FIT' : ''}`,
     );
   }
   const byType = new Map<string, number>();

@@ -3,8 +3,9 @@
 import { native } from '../native/load.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineStats, NativeLogprobs, NativeRecord } from '../native/types.js';
 import { AsyncQueue } from './async-queue.js';
-import { DisposedError, fromNative, TokenmillError } from './errors.js';
+import { DisposedError, EngineError, fromNative, TokenmillError } from './errors.js';
 import { toNativeRequest, type GenerateRequest } from './generate-request.js';
+import { describeEstimate, estimateMemory, formatBytes, memoryLimit } from './memory-estimate.js';
 import type { Model } from './model.js';
 
 export type EngineOptions = NativeEngineOptions;
@@ -62,6 +63,7 @@ export class Engine {
 
   static async create(model: Model, options: EngineOptions = {}): Promise<Engine> {
     const callSite = new Error();
+    refuseIfTooLarge(model, options);
     let engine: Engine | null = null;
     try {
       const handle = await native().createEngine(model.handle, { ...options }, () => {
@@ -187,4 +189,19 @@ function toEvent(rec: NativeRecord): GenerateEvent {
   }
   if (rec.done) event.done = true;
   return event;
+}
+
+// The fit check: an engine whose weights, KV cache and buffers exceed the memory this process may use is
+// refused before it allocates anything, with the numbers (see memory-estimate.ts).
+function refuseIfTooLarge(model: Model, options: EngineOptions): void {
+  if (!model.info.hparams) return;   // a vocab-only model: the native side refuses it with its own error
+  const estimate = estimateMemory(model.info, options);
+  const limit = memoryLimit();
+  if (estimate.total > limit.bytes) {
+    throw new EngineError(
+      `${model.info.path} needs about ${describeEstimate(estimate)}, more than the memory limit of ` +
+      `${formatBytes(limit.bytes)} (${limit.source}); lower kvCacheMemory (--kv-cache-memory), ` +
+      'maxNumBatchedTokens or maxNumSeqs, or use a smaller quantisation of the model',
+      'out_of_memory', 503);
+  }
 }

@@ -23,6 +23,11 @@ export interface NativeHparams {
   ropeFreqScale: number;
   ropeScaling: 'none' | 'linear';
   ropeStyle: 'normal' | 'neox';
+  /** The gated FFN's activation: silu (llama, qwen) or gelu (gemma). */
+  ffnActivation: 'silu' | 'gelu';
+  /** Keys a sliding-window layer attends to (0: none), and how many layers slide (the rest are global). */
+  slidingWindow: number;
+  slidingWindowLayers: number;
 }
 
 export type NativeMetadataValue =

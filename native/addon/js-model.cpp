@@ -105,6 +105,13 @@ Napi::Object hparams_to_js(Napi::Env env, const hparams & hp) {
     o.Set("ropeFreqScale", hp.rope_freq_scale);
     o.Set("ropeScaling", hp.rope_scaling_type == rope_scaling::linear ? "linear" : "none");
     o.Set("ropeStyle", hp.rope == rope_style::neox ? "neox" : "normal");
+    o.Set("ffnActivation", hp.ffn_act == ffn_activation::gelu ? "gelu" : "silu");
+    o.Set("slidingWindow", hp.n_swa);
+    o.Set("slidingWindowLayers", [&] {
+        uint32_t n = 0;
+        for (uint32_t il = 0; il < hp.n_layer; ++il) n += hp.is_swa(il) ? 1 : 0;
+        return n;
+    }());
     return o;
 }
 

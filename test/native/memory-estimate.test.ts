@@ -1,0 +1,75 @@
+// The fit check: the memory estimate from a model's header (weights, the KV cache the engine allocates,
+// step buffers) against the memory limit, and Engine.create refusing a model that does not fit.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { writeSynthModel } from '../../bench/synth-model.js';
+import { estimateMemory, memoryLimit } from '../../lib/engine/memory-estimate.js';
+import { Engine, Model } from '../../lib/index.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'tm-memory-'));
+let model: Model;
+beforeAll(async () => {
+  const file = path.join(dir, 'm.gguf');
+  await writeSynthModel(file, { arch: 'qwen2', type: 'Q8_0', nEmbd: 128, nHead: 4, nHeadKv: 2, nFf: 256, nLayer: 3, nCtx: 512, seed: 3 });
+  model = await Model.load(file);
+});
+afterAll(() => {
+  model.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+afterEach(() => {
+  delete process.env.TOKENMILL_MEMORY_LIMIT;
+});
+
+test('the estimate adds the tensor bytes, the KV blocks the engine allocates and its buffers', async () => {
+  const kvBytesPerToken = 2 * 3 * 2 * 32 * 2;   // K and V × layers × kv heads × head dim × F16
+  const e = estimateMemory(model.info, { kvCacheMemory: 100 * 16 * kvBytesPerToken + 5, maxNumSeqs: 4, maxModelLen: 512 });
+  expect(e.weights).toBe(model.info.tensors.reduce((s, t) => s + t.bytes, 0));
+  expect(e.kvBytesPerToken).toBe(kvBytesPerToken);
+  expect(e.kvTokens).toBe(1600);
+  expect(e.kvCache).toBe(1600 * kvBytesPerToken);
+  expect(e.kvFullContexts).toBe(4 * 512 * kvBytesPerToken);
+  expect(e.total).toBe(e.weights + e.kvCache + e.buffers);
+  // The engine allocates exactly the KV the estimate counts.
+  const engine = await Engine.create(model, { kvCacheMemory: 100 * 16 * kvBytesPerToken + 5, maxNumSeqs: 4, threads: 1 });
+  try {
+    expect(engine.stats().kvBlocksTotal * 16).toBe(e.kvTokens);
+  } finally {
+    await engine.close();
+  }
+});
+
+test('a model that does not fit the memory limit is refused with the numbers', async () => {
+  const need = estimateMemory(model.info, { maxNumSeqs: 2 }).total;
+  process.env.TOKENMILL_MEMORY_LIMIT = String(need - 1);
+  expect(memoryLimit()).toEqual({ bytes: need - 1, source: 'TOKENMILL_MEMORY_LIMIT' });
+  const err = await Engine.create(model, { maxNumSeqs: 2, threads: 1 }).then(() => null, (e: unknown) => e as Error & { code?: string });
+  expect(err?.code).toBe('out_of_memory');
+  expect(err?.message).toMatch(/needs about .* \(weights .* \+ KV cache 256 MiB for \d+ tokens \+ buffers .*\), more than the memory limit of .* \(TOKENMILL_MEMORY_LIMIT\)/);
+  process.env.TOKENMILL_MEMORY_LIMIT = String(need);
+  await (await Engine.create(model, { maxNumSeqs: 2, threads: 1 })).close();
+});
+
+test('the memory limit defaults to the cgroup limit or the RAM, and rejects a bad override', () => {
+  const l = memoryLimit();
+  expect(l.bytes).toBeGreaterThan(0);
+  process.env.TOKENMILL_MEMORY_LIMIT = 'lots';
+  expect(() => memoryLimit()).toThrow(/TOKENMILL_MEMORY_LIMIT must be a positive number of bytes, got 'lots'/);
+});
+
+test('tokenmill inspect prints the estimate and the limit, and says when the model does not fit', () => {
+  const bin = path.resolve(__dirname, '..', '..', 'bin', 'tokenmill.cjs');
+  const e = estimateMemory(model.info);
+  const run = (limit?: number) => spawnSync(process.execPath, [bin, 'inspect', model.info.path], {
+    encoding: 'utf8', env: { ...process.env, TOKENMILL_MEMORY_LIMIT: limit === undefined ? '' : String(limit) },
+  });
+  const fits = run();
+  expect(fits.status).toBe(0);
+  expect(fits.stdout).toMatch(/^memory +about .* \(weights .* \+ KV cache 256 MiB for \d+ tokens \+ buffers .*\) with the default engine options; KV 768 B per token .*; limit .*$/m);
+  expect(fits.stdout).not.toContain('DOES NOT FIT');
+  const tight = run(e.total - 1);
+  expect(tight.stdout).toMatch(/limit .* \(TOKENMILL_MEMORY_LIMIT\) — DOES NOT FIT$/m);
+});
