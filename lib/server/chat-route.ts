@@ -24,6 +24,8 @@ export interface ChatContext {
   usage: UsageRecorder | null;
   options: ServerOptions;
   onError: (error: unknown) => void;
+  /** Aborted when a draining server's timeout ran out: running requests end as 'abort', with their final chunks. */
+  stop?: AbortSignal;
   /** The prompt + completion tokens of the finished request (the caller's per-key token limit). */
   onTokens?: (tokens: number) => void;
 }
@@ -67,9 +69,13 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   // checks (priority, template, context length).
   const raw = { ...(body as Record<string, unknown>) };
   const controller = new AbortController();
+  const stopNow = (): void => controller.abort();
+  ctx.stop?.addEventListener('abort', stopNow, { once: true });
   res.once('close', () => {
+    ctx.stop?.removeEventListener('abort', stopNow);
     if (!res.writableFinished) controller.abort();
   });
+  if (ctx.stop?.aborted) controller.abort();
   const metrics = ctx.metricsOf(served.id);
   const call = { signal: controller.signal, project: `${ctx.project.team}/${ctx.project.project}` };
   const started = performance.now();

@@ -26,7 +26,18 @@ export function handleTrajectoryLog(ctx: LogContext): void {
   }
   if (!ctx.models.some((m) => m.id === ctx.modelId)) throw new HttpError(404, `The model \`${ctx.modelId}\` does not exist.`, 'model_id');
   const { split, trajectory_groups: groups } = checked.value;
-  const stored = insertTrajectoryLog(ctx.db, ctx.modelId, split, groups);
+  let stored: ReturnType<typeof insertTrajectoryLog>;
+  try {
+    stored = insertTrajectoryLog(ctx.db, ctx.modelId, split, groups);
+  } catch (error) {
+    // SQLite could not write (disk full, read-only file system, locked by another process, I/O error):
+    // nothing was committed, the client may retry.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) {
+      throw new HttpError(503, `The trajectory store cannot write right now (${code}): ${(error as Error).message}`, null, { 'Retry-After': '5' });
+    }
+    throw error;
+  }
   sendJson(ctx.res, 200, {
     object: 'trajectory_log',
     model: ctx.modelId,

@@ -1,8 +1,9 @@
 // NOTE(server/server): the HTTP adapter on node:http (docs/http-api.md#endpoints). Every request gets an
 // X-Request-Id (echoed when the client sent one). Pipeline: route (404/405) → auth for /v1 (401) → readiness
 // and draining (503) → content type (415) → body with a byte limit (413) → JSON (422 json_invalid) → route
-// handler. Draining stops accepting, lets running requests finish up to a timeout, then aborts them by
-// destroying their sockets (which aborts their engine requests), and flushes usage before closing the
+// handler. Draining stops accepting, lets running requests finish up to a timeout, then aborts them
+// (each ends with finish_reason 'abort': a stream still gets its final chunks and [DONE]), destroys the
+// sockets of whatever has not ended a few seconds later, and flushes usage before closing the
 // database.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -29,6 +30,10 @@ export interface TokenmillServer extends http.Server {
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warning: 30, error: 40 };
 const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+/** How long aborted requests get to write their last chunks when the drain timeout ran out. */
+const ABORT_GRACE_MS = 3_000;
+/** How long a database write waits for another process's lock before the log endpoint answers 503. */
+const STORE_BUSY_TIMEOUT_MS = 250;
 
 type Route = { methods: string[]; handler: 'chat' | 'models' | 'log' | 'health' | 'metrics'; modelId?: string };
 
@@ -73,15 +78,30 @@ export function createServer(options: ServerOptions): TokenmillServer {
   const ownsDb = options.database === undefined;
   let db: Database | null = null;
   let usage: UsageRecorder | null = null;
-  const store = (): { db: Database; usage: UsageRecorder } => {
+  let storeError: string | null = null;
+  // A database that cannot be opened (read-only or missing data dir, disk full, locked) leaves inference
+  // running: usage is not recorded and the trajectory log answers 503 until an open succeeds.
+  const store = (): { db: Database; usage: UsageRecorder } | null => {
     if (!db) {
-      db = options.database ?? openDatabase(options.dataDir ?? './tokenmill-data');
-      usage = new UsageRecorder(db, options.usageFlushMs ?? 1000);
+      try {
+        db = options.database ?? openDatabase(options.dataDir ?? './tokenmill-data');
+        // Requests run on the event loop: waiting for another process's lock blocks every request.
+        if (ownsDb) db.pragma(`busy_timeout = ${STORE_BUSY_TIMEOUT_MS}`);
+        usage = new UsageRecorder(db, options.usageFlushMs ?? 1000, (e) => log('warning', `usage could not be written yet, retrying: ${String((e as Error)?.message ?? e)}`));
+        storeError = null;
+      } catch (error) {
+        const message = String((error as Error)?.message ?? error);
+        if (message !== storeError) log('error', `the database cannot be opened (${message}); inference goes on, usage is not recorded and the trajectory log answers 503`);
+        storeError = message;
+        return null;
+      }
     }
     return { db, usage: usage! };
   };
   store();
   const active = new Set<ServerResponse>();
+  // Aborted when the drain timeout runs out: running chat requests end with finish_reason 'abort'.
+  const stopping = new AbortController();
 
   const ready = Promise.resolve(options.models).then((list) => {
     if (list.length === 0) throw new Error('createServer: at least one model is needed');
@@ -163,13 +183,16 @@ export function createServer(options: ServerOptions): TokenmillServer {
     }
     if (r.handler === 'chat') {
       await handleChat({
-        res, body: parsed.value, project, headers, models: served, metricsOf, usage: store().usage, options,
+        res, body: parsed.value, project, headers, models: served, metricsOf, usage: store()?.usage ?? null, options,
         onError: (e) => log('error', `request ${requestId}: ${String((e as Error)?.stack ?? e)}`),
         onTokens: (n) => limiter.charge(caller!, n),
+        stop: stopping.signal,
       });
       return;
     }
-    handleTrajectoryLog({ res, body: parsed.value, modelId: r.modelId!, models: served, db: store().db, headers });
+    const opened = store();
+    if (!opened) throw new HttpError(503, `The trajectory store is unavailable: ${storeError}`, null, { 'Retry-After': '5' });
+    handleTrajectoryLog({ res, body: parsed.value, modelId: r.modelId!, models: served, db: opened.db, headers });
   };
 
   const requestTimeout = options.requestTimeoutMs ?? 300_000;
@@ -199,7 +222,11 @@ export function createServer(options: ServerOptions): TokenmillServer {
 
   let drained: Promise<void> | null = null;
   const closeStore = (): void => {
-    if (usage) usage.close();
+    try {
+      usage?.close();
+    } catch (error) {
+      log('error', `the last usage could not be written: ${String((error as Error)?.message ?? error)}`);
+    }
     usage = null;
     if (db && ownsDb) db.close();
     db = null;
@@ -213,7 +240,14 @@ export function createServer(options: ServerOptions): TokenmillServer {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const deadline = Date.now() + timeoutMs;
-        while (active.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const settle = async (until: number): Promise<void> => {
+          while (active.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        };
+        await settle(deadline);
+        // Out of time: abort what still runs, so each stream gets its final chunks and [DONE] (and each
+        // request its usage); only what does not end within a few more seconds is cut off.
+        stopping.abort();
+        await settle(Date.now() + ABORT_GRACE_MS);
         for (const res of active) res.destroy();
         server.closeAllConnections();
         await closed;

@@ -34,14 +34,24 @@ export class UsageRecorder {
   #timer: NodeJS.Timeout | null;
   #upsert;
 
-  constructor(db: Database, flushIntervalMs = 1000) {
+  /**
+   * `onError` hears about a timed flush that failed (database locked, disk full); its rows stay pending
+   * for the next one. An error thrown from the timer would end the process.
+   */
+  constructor(db: Database, flushIntervalMs = 1000, onError: (error: unknown) => void = () => undefined) {
     this.#db = db;
     this.#upsert = db.prepare(`INSERT INTO usage (day, team, project, model, requests, prompt_tokens, cached_tokens, completion_tokens)
       VALUES (@day, @team, @project, @model, @requests, @prompt_tokens, @cached_tokens, @completion_tokens)
       ON CONFLICT (day, team, project, model) DO UPDATE SET
         requests = requests + excluded.requests, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
         cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`);
-    this.#timer = setInterval(() => this.flush(), flushIntervalMs);
+    this.#timer = setInterval(() => {
+      try {
+        this.flush();
+      } catch (error) {
+        onError(error);
+      }
+    }, flushIntervalMs);
     this.#timer.unref();
   }
 
