@@ -45,14 +45,15 @@ using rope_kernel = void(float * x, int64_t n_rows, int64_t n_head, int64_t head
                          const int32_t * pos, float freq_base, float freq_scale, rope_style style);
 
 // Causal attention of one (token, head) over a paged F16 KV cache, with llama.cpp's CPU flash-attention
-// numerics: query rounded to F16; score_j = dot(q16, k_j) * scale in F32; online softmax whose value
+// numerics: query rounded to F16; score_j = dot(q16, k_j) * scale in F32 — or, with softcap c != 0 (gemma2),
+// c * tanh(dot * (scale / c)) as ggml soft-caps (the quotient rounded once); online softmax whose value
 // accumulator is rounded to F16 after every update; out = acc · (1/S). Keys are visited in order 0..n_ctx-1,
 // so the result depends only on this (token, head)'s data (batch invariance).
 // q: (head_dim) F32; out: (head_dim); scratch: (2, head_dim) floats, not aliasing q or out.
 // Key/value j: k_base/v_base + block_table[j / block_size] * block_stride + (j % block_size) * slot_stride,
 // each (head_dim) F16 (strides in elements; the bases already point at the layer and KV head).
 // pre: head_dim >= 1, n_ctx >= 1, block_size >= 1, block_table covers positions 0..n_ctx-1.
-using attend_kernel = void(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
+using attend_kernel = void(const float * q, int64_t head_dim, float scale, float softcap, int32_t n_ctx, const int32_t * block_table,
                            int32_t block_size, const uint16_t * k_base, const uint16_t * v_base, size_t block_stride,
                            size_t slot_stride, float * out, float * scratch);
 
@@ -62,7 +63,7 @@ using attend_kernel = void(const float * q, int64_t head_dim, float scale, int32
 // q: (n_heads, head_dim) F32; out: (n_heads, head_dim); scratch: attend_f16_heads_scratch(n_heads,
 // head_dim) floats, not aliasing q or out; the other arguments as attend_f16's.
 // pre: n_heads >= 1 and attend_f16's.
-using attend_heads_kernel = void(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+using attend_heads_kernel = void(const float * q, int64_t n_heads, int64_t head_dim, float scale, float softcap, int32_t n_ctx,
                                  const int32_t * block_table, int32_t block_size, const uint16_t * k_base,
                                  const uint16_t * v_base, size_t block_stride, size_t slot_stride, float * out,
                                  float * scratch);

@@ -87,9 +87,6 @@ llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, th
     vacc_.resize(size_t(k_attn_tasks) * kernels::attend_f16_heads_scratch(hp_.n_head / hp_.n_head_kv, hp_.head_dim));
     out_h_.resize(size_t(limits_.max_outputs) * hp_.n_embd);
     if (hp_.n_swa > 0) swa_rows_.resize(size_t(k_attn_tasks) * hp_.n_swa);
-    // Attention soft-capping (gemma2) is not in the attention kernels yet: refuse rather than run without it.
-    TM_CHECK(hp_.attn_softcap == 0.0f, gguf_unsupported,
-             hp_.arch_name + ": attention logit soft-capping is not supported yet");
 
     // Matmul scratch: activation rows converted for the widest (type, n_in) this model multiplies.
     size_t scratch = 0;
@@ -262,11 +259,11 @@ void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
                     }
                     window_token = t;
                 }
-                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, n_swa, window, 1,
+                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, hp_.attn_softcap, n_swa, window, 1,
                                      k_layer + kv_off, v_layer + kv_off, slot_stride, slot_stride,
                                      attn_.data() + t * n_q + h0 * hd, scratch);
             } else {
-                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, n_ctx, s.table,
+                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, hp_.attn_softcap, n_ctx, s.table,
                                      k_kv_block_size, k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride,
                                      attn_.data() + t * n_q + h0 * hd, scratch);
             }

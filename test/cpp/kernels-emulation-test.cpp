@@ -118,14 +118,14 @@ TM_TEST("kernels: the emulated AVX-512 level equals the real one bit for bit") {
         std::vector<int32_t> table(1, 0);
         const std::vector<float> q = random(size_t(n_heads * hd), 2.0f);
         std::vector<float> a(size_t(n_heads * hd)), b(a.size()), scratch(attend_f16_heads_scratch(n_heads, hd));
-        real->attend_f16_heads(q.data(), n_heads, hd, 0.125f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd,
+        real->attend_f16_heads(q.data(), n_heads, hd, 0.125f, 0.0f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd,
                                0, size_t(hd), a.data(), scratch.data());
-        emu->attend_f16_heads(q.data(), n_heads, hd, 0.125f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd,
+        emu->attend_f16_heads(q.data(), n_heads, hd, 0.125f, 0.0f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd,
                               0, size_t(hd), b.data(), scratch.data());
         CHECK_EQ(differing(a, b), 0);
-        real->attend_f16(q.data(), hd, 0.125f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd, 0, size_t(hd),
+        real->attend_f16(q.data(), hd, 0.125f, 0.0f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd, 0, size_t(hd),
                          a.data(), scratch.data());
-        emu->attend_f16(q.data(), hd, 0.125f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd, 0, size_t(hd),
+        emu->attend_f16(q.data(), hd, 0.125f, 0.0f, n_ctx, table.data(), n_ctx, kv.data(), kv.data() + n_ctx * hd, 0, size_t(hd),
                         b.data(), scratch.data());
         CHECK_EQ(differing(a, b), 0);
     }

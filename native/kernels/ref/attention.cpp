@@ -13,6 +13,13 @@ namespace {
 
 float round_f16(float x) { return quant::fp16_to_fp32(quant::fp32_to_fp16(x)); }
 
+// A key's score from its dot product; mul is scale, or scale / softcap when soft-capping (ggml divides the
+// scale once, then caps each score with tanhf).
+float score(float dot, float mul, float softcap) {
+    const float s = dot * mul;
+    return softcap != 0.0f ? softcap * std::tanh(s) : s;
+}
+
 } // namespace
 
 // NOTE(attention): follows llama.cpp's CPU flash attention (ggml_compute_forward_flash_attn_ext_f16) so our
@@ -21,7 +28,7 @@ float round_f16(float x) { return quant::fp16_to_fp32(quant::fp32_to_fp16(x)); }
 // exp(m_old - m)); the value accumulator is an F16 vector, rounded after every rescale and every update.
 // This scalar version sums each dot product left to right in F32 and rounds acc + v*vs (product, then sum)
 // to F16; the SIMD variants use FMA and ggml's lane order, so they may differ from it by F16 ulps of acc.
-void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
+void attend_f16(const float * q, int64_t head_dim, float scale, float softcap, int32_t n_ctx, const int32_t * block_table,
                 int32_t block_size, const uint16_t * k_base, const uint16_t * v_base, size_t block_stride,
                 size_t slot_stride, float * out, float * scratch) {
     // pre: head_dim >= 1, n_ctx >= 1, block_size >= 1 (checked once per call, outside the key loop)
@@ -30,6 +37,7 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
     float * acc = scratch;              // (head_dim) value accumulator, F16-representable values
     float * q16 = scratch + head_dim;   // (head_dim) query rounded to F16
     for (int64_t i = 0; i < head_dim; ++i) q16[i] = round_f16(q[i]);
+    const float mul = softcap != 0.0f ? scale / softcap : scale;
 
     float m = -INFINITY, sum = 0.0f;
     std::fill(acc, acc + head_dim, 0.0f);
@@ -39,7 +47,7 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
         const uint16_t * v = v_base + row;   // (head_dim) F16
         float dot = 0.0f;
         for (int64_t i = 0; i < head_dim; ++i) dot += q16[i] * quant::fp16_to_fp32(k[i]);
-        const float sc = dot * scale;
+        const float sc = score(dot, mul, softcap);
         float ms = 1.0f, vs;
         if (sc > m) {
             const float m_old = m;
@@ -58,13 +66,13 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
 }
 
 // The heads one after another: attend_f16_heads is defined as attend_f16 per head.
-void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, float softcap, int32_t n_ctx,
                       const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
                       size_t block_stride, size_t slot_stride, float * out, float * scratch) {
     // pre: n_heads >= 1 (attend_f16 checks the rest)
     TM_CHECK(n_heads >= 1, invalid_argument, "attend_f16_heads: n_heads must be positive");
     for (int64_t g = 0; g < n_heads; ++g)
-        attend_f16(q + g * head_dim, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride,
+        attend_f16(q + g * head_dim, head_dim, scale, softcap, n_ctx, block_table, block_size, k_base, v_base, block_stride,
                    slot_stride, out + g * head_dim, scratch);
 }
 

@@ -1,4 +1,6 @@
 // Paged causal attention over an F16 KV cache (kernel_table::attend_f16, attend_f16_heads), once per ISA.
+#include <cmath>
+
 #include "kernels/simd/isa.h"
 #include "kernels/simd/ggml-dot.h"
 #include "kernels/simd/loads.h"
@@ -31,6 +33,13 @@ float dot_q_k(const float * q16, const void * k, int64_t n) {
 }
 
 // acc (n) = f16(acc * s)
+// The reference's score (kernels/ref/attention.cpp): dot * mul, soft-capped when softcap != 0 (mul is then
+// scale / softcap, as ggml folds it).
+inline float score(float dot, float mul, float softcap) {
+    const float s = dot * mul;
+    return softcap != 0.0f ? softcap * std::tanh(s) : s;
+}
+
 void scale_acc(float * acc, float s, int64_t n) {
     const vec vs = isa::set1(s);
     int64_t i = 0;
@@ -96,7 +105,7 @@ size_t row_offset(const int32_t * block_table, int32_t block_size, size_t block_
 // NV == 0. With NV > 0 each key and value row lives in NV registers while the heads use it and the loops
 // are unrolled; the operations and their order are dot_q_k's and mad_acc's.
 template <int NV>
-void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, float softcap, int32_t n_ctx,
                   const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
                   size_t block_stride, size_t slot_stride, float * out, float * scratch) {
     static_assert(NV % 4 == 0, "head_dim must be a multiple of 4W (ggml's step)");
@@ -107,6 +116,7 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
     float * m = sc + n_heads * k_chunk;     // (n_heads) running maxima
     float * sum = m + n_heads;              // (n_heads) running sums S
     float * row = sum + n_heads;            // (head_dim) the key or value row being used, as F32 (NV == 0)
+    const float mul = softcap != 0.0f ? scale / softcap : scale;
     for (int64_t g = 0; g < n_heads; ++g) {
         start_head(q + g * hd, q16 + g * hd, acc + g * hd, hd);
         m[g] = -__builtin_inff();
@@ -130,11 +140,11 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
                         a2 = isa::fmadd(k[b + 2], isa::load(qg + W * b + 2 * W), a2);
                         a3 = isa::fmadd(k[b + 3], isa::load(qg + W * b + 3 * W), a3);
                     }
-                    sc[g * k_chunk + c] = isa::reduce_add_ggml(isa::add(isa::add(a0, a2), isa::add(a1, a3))) * scale;
+                    sc[g * k_chunk + c] = score(isa::reduce_add_ggml(isa::add(isa::add(a0, a2), isa::add(a1, a3))), mul, softcap);
                 }
             } else {
                 convert_row(k_base + rows[c], row, hd);
-                for (int64_t g = 0; g < n_heads; ++g) sc[g * k_chunk + c] = dot_q_k<load_f32<isa>>(q16 + g * hd, row, hd) * scale;
+                for (int64_t g = 0; g < n_heads; ++g) sc[g * k_chunk + c] = score(dot_q_k<load_f32<isa>>(q16 + g * hd, row, hd), mul, softcap);
             }
         }
         for (int32_t c = 0; c < nj; ++c) {
@@ -173,18 +183,19 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
 // the ISA's step, online softmax with S = fma(S, ms, vs), F16 value accumulator updated with FMA before
 // rounding, out = acc · (1/S). Scores of up to 16 keys are computed before the softmax walks them (they do
 // not depend on its state), which changes no result but lets the dot products overlap.
-void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, const int32_t * block_table,
+void attend_f16(const float * q, int64_t head_dim, float scale, float softcap, int32_t n_ctx, const int32_t * block_table,
                 int32_t block_size, const uint16_t * k_base, const uint16_t * v_base, size_t block_stride,
                 size_t slot_stride, float * out, float * scratch) {
     // pre: head_dim >= 1, n_ctx >= 1, block_size >= 1 (the reference checks and throws; no <stdexcept> here)
     if (head_dim < 1 || n_ctx < 1 || block_size < 1) {
-        ref::attend_f16(q, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride,
+        ref::attend_f16(q, head_dim, scale, softcap, n_ctx, block_table, block_size, k_base, v_base, block_stride,
                         slot_stride, out, scratch);
         return;
     }
     float * acc = scratch;              // (head_dim) value accumulator, F16-representable values
     float * q16 = scratch + head_dim;   // (head_dim) query rounded to F16
     start_head(q, q16, acc, head_dim);
+    const float mul = softcap != 0.0f ? scale / softcap : scale;
     float m = -__builtin_inff(), sum = 0.0f;
     float sc[k_chunk];            // (k_chunk) scores of the keys in the current chunk
     size_t rows[k_chunk];         // (k_chunk) element offsets of those keys' rows
@@ -192,7 +203,7 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
         const int32_t nj = n_ctx - j0 < k_chunk ? n_ctx - j0 : k_chunk;
         for (int32_t c = 0; c < nj; ++c) {
             rows[c] = row_offset(block_table, block_size, block_stride, slot_stride, j0 + c);
-            sc[c] = dot_q_k<load_f16<isa>>(q16, k_base + rows[c], head_dim) * scale;
+            sc[c] = score(dot_q_k<load_f16<isa>>(q16, k_base + rows[c], head_dim), mul, softcap);
         }
         for (int32_t c = 0; c < nj; ++c) {
             float ms;
@@ -211,17 +222,17 @@ void attend_f16(const float * q, int64_t head_dim, float scale, int32_t n_ctx, c
 // heads inside the key loop also gives the out-of-order core n_heads independent softmax chains where
 // attend_f16 has one. Head dims of 4W and 8W (64 and 128 on AVX-512, 32 and 64 on AVX2) keep the row in
 // registers, loops unrolled.
-void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, int32_t n_ctx,
+void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, float softcap, int32_t n_ctx,
                       const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
                       size_t block_stride, size_t slot_stride, float * out, float * scratch) {
     // pre: n_heads >= 1, head_dim >= 1, n_ctx >= 1, block_size >= 1 (the reference checks and throws)
     if (n_heads < 1 || head_dim < 1 || n_ctx < 1 || block_size < 1) {
-        ref::attend_f16_heads(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base,
+        ref::attend_f16_heads(q, n_heads, head_dim, scale, softcap, n_ctx, block_table, block_size, k_base, v_base,
                               block_stride, slot_stride, out, scratch);
         return;
     }
     auto kernel = head_dim == 4 * W ? attend_heads<4> : head_dim == 8 * W ? attend_heads<8> : attend_heads<0>;
-    kernel(q, n_heads, head_dim, scale, n_ctx, block_table, block_size, k_base, v_base, block_stride, slot_stride,
+    kernel(q, n_heads, head_dim, scale, softcap, n_ctx, block_table, block_size, k_base, v_base, block_stride, slot_stride,
            out, scratch);
 }
 
