@@ -322,3 +322,35 @@ TM_TEST("kernels: attend_f16_heads rejects no heads, an empty context or head") 
         CHECK_THROWS_CODE(var.t.attend_f16_heads(q, 2, 0, 1.0f, 0.0f, 1, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);
     }
 }
+
+// ggml_vec_dot_f16 sums the products past its last full step (GGML_F16_STEP: 32 on AVX2, 64 on AVX-512) in
+// double, the lanes before it in F32. Two keys whose scores differ only by that: key 0's products are 1,
+// 2^-24, 2^-24 (an F32 running sum stays at 1, a double sum rounds to 1 + 2^-23), key 1's is 1; a scale of
+// 2^20 turns the 2^-23 into a score gap of 0.125, so out = 1 / (1 + e^-0.125) = 0.531 where the products
+// were summed in double, 0.5 where in F32 lanes (key 0's value is 1, key 1's 0).
+TM_TEST("kernels: attend_f16 sums ggml_vec_dot_f16's leftovers in double, per level's step") {
+    const float gap = 1.0f / (1.0f + std::exp(-0.125f)), equal = 0.5f;
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        const std::string name = l.name;
+        const int64_t step = name == "baseline" ? 0 : name == "avx2" ? 32 : 64;
+        for (int64_t head_dim : {int64_t(8), int64_t(32), int64_t(64)}) {
+            std::vector<float> q(static_cast<size_t>(head_dim), 0.0f);
+            q[0] = 1.0f;
+            q[1] = q[2] = 0x1p-12f;
+            std::vector<uint16_t> k(size_t(2 * head_dim), 0), v(size_t(2 * head_dim), 0);
+            for (int i = 0; i < 3; ++i) k[size_t(i)] = quant::fp32_to_fp16(q[size_t(i)]);   // key 0
+            k[size_t(head_dim)] = quant::fp32_to_fp16(1.0f);                                 // key 1
+            for (int64_t i = 0; i < head_dim; ++i) v[size_t(i)] = quant::fp32_to_fp16(1.0f);  // value 0 all ones
+            const int32_t table[1] = {0};
+            std::vector<float> out(static_cast<size_t>(head_dim)), scratch(size_t(2 * head_dim));
+            l.table.attend_f16(q.data(), head_dim, 0x1p20f, 0.0f, 2, table, 2, k.data(), v.data(), 0, size_t(head_dim),
+                               out.data(), scratch.data());
+            // The scalar reference sums in F32 left to right; a SIMD level has leftovers unless step divides head_dim.
+            const bool leftovers = step > 0 && head_dim % step != 0;
+            const float want = leftovers ? gap : equal;
+            if (!(std::fabs(out[0] - want) <= 1e-3f))
+                std::fprintf(stderr, "    %s head_dim %lld: out %.6f, want %.6f\n", l.name, (long long)head_dim, out[0], want);
+            CHECK_NEAR(out[0], want, 1e-3);
+        }
+    }
+}

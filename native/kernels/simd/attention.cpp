@@ -21,15 +21,18 @@ constexpr int k_chunk = k_attend_key_chunk;   // keys whose scores are computed 
 float round_f16(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)); }
 float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
 
-// dot(q16, k) in ggml_vec_dot_f16's order for this ISA (ggml-dot.h; K is the key row as F16 or already
-// converted to F32 — exact, so the same value), then the leftovers: F32 products added left to right in F32
-// (intrinsics, so the compiler cannot fuse them).
+// dot(q16, k) as ggml_vec_dot_f16 computes it for this ISA's step (GGML_F16_STEP = 4W: 32 on AVX2, 64 on
+// AVX-512): the lanes over the first n - n % 4W elements in ggml's order (ggml-dot.h; K is the key row as F16
+// or already converted to F32 — exact, so the same value), their F32 sum widened to double (ggml's sumf is
+// a ggml_float), then each leftover product rounded to F32 and added in double, the total rounded to F32
+// once. With head_dim 32 on AVX-512 every product is a leftover, so this is a plain double sum of F32
+// products there; on AVX2 the same head has none.
 template <typename LK>
 float dot_q_k(const float * q16, const void * k, int64_t n) {
     const int64_t np = n / (4 * W) * (4 * W);
-    __m128 s = _mm_set_ss(ggml_dot_lanes<isa, LK, load_f32<isa>>(k, q16, np));
-    for (int64_t i = np; i < n; ++i) s = _mm_add_ss(s, _mm_mul_ss(_mm_set_ss(LK::one(k, i)), _mm_set_ss(q16[i])));
-    return _mm_cvtss_f32(s);
+    double sum = ggml_dot_lanes<isa, LK, load_f32<isa>>(k, q16, np);
+    for (int64_t i = np; i < n; ++i) sum += double(_mm_cvtss_f32(_mm_mul_ss(_mm_set_ss(LK::one(k, i)), _mm_set_ss(q16[i]))));
+    return float(sum);
 }
 
 // acc (n) = f16(acc * s)
