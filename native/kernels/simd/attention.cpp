@@ -1,14 +1,14 @@
 // Paged causal attention over an F16 KV cache (kernel_table::attend_f16, attend_f16_heads), once per ISA.
-#include <cmath>
-
 #include "kernels/simd/isa.h"
 #include "kernels/simd/ggml-dot.h"
 #include "kernels/simd/loads.h"
 #include "kernels/ref/ref.h"
 
 // No <cmath> here (its inline functions could be emitted with this file's ISA flags and picked by the
-// linker for baseline callers); glibc's expf is what llama.cpp calls, so scores exponentiate identically.
+// linker for baseline callers); glibc's expf and tanhf are what llama.cpp calls (std::tanh(float) is
+// tanhf), so scores exponentiate and soft-cap identically.
 extern "C" float expf(float) noexcept;
+extern "C" float tanhf(float) noexcept;
 
 namespace tmill::kernels::TM_KERNELS_LEVEL {
 
@@ -40,7 +40,7 @@ float dot_q_k(const float * q16, const void * k, int64_t n) {
 // scale / softcap, as ggml folds it).
 inline float score(float dot, float mul, float softcap) {
     const float s = dot * mul;
-    return softcap != 0.0f ? softcap * std::tanh(s) : s;
+    return softcap != 0.0f ? softcap * tanhf(s) : s;
 }
 
 void scale_acc(float * acc, float s, int64_t n) {
