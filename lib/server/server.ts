@@ -12,6 +12,7 @@ import { parseJsonBody } from '../openai/validate.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { UsageRecorder } from '../store/usage.js';
 import { KeyChecker, parseProject } from './auth.js';
+import { openApiDocument } from './openapi.js';
 import { RateLimiter } from './rate-limit.js';
 import { errorResponse, handleChat } from './chat-route.js';
 import { HttpError, isJsonContentType, readBody, sendError, sendJson, sendValidation } from './http-io.js';
@@ -35,7 +36,9 @@ const ABORT_GRACE_MS = 3_000;
 /** How long a database write waits for another process's lock before the log endpoint answers 503. */
 const STORE_BUSY_TIMEOUT_MS = 250;
 
-type Route = { methods: string[]; handler: 'chat' | 'models' | 'log' | 'health' | 'metrics'; modelId?: string };
+type Route = { methods: string[]; handler: 'chat' | 'models' | 'log' | 'health' | 'metrics' | 'openapi'; modelId?: string };
+/** Routes that need no key (load balancers, Prometheus, API tooling). */
+const OPEN_ROUTES: ReadonlySet<Route['handler']> = new Set(['health', 'metrics', 'openapi']);
 
 function route(pathname: string): Route | null {
   const p = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
@@ -43,6 +46,7 @@ function route(pathname: string): Route | null {
   if (p === '/v1/models') return { methods: ['GET'], handler: 'models' };
   if (p === '/health') return { methods: ['GET'], handler: 'health' };
   if (p === '/metrics') return { methods: ['GET'], handler: 'metrics' };
+  if (p === '/openapi.json') return { methods: ['GET'], handler: 'openapi' };
   const m = /^\/v1\/preview\/models\/([^/]+)\/log$/.exec(p);
   if (m) {
     let modelId: string;
@@ -100,6 +104,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
   };
   store();
   const active = new Set<ServerResponse>();
+  let openapi: string | null = null;
   // Aborted when the drain timeout runs out: running chat requests end with finish_reason 'abort'.
   const stopping = new AbortController();
 
@@ -124,7 +129,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
       throw new HttpError(404, `Not found: ${req.method} ${url.pathname}`);
     }
     const caller = keys.identify(req.headers.authorization);
-    if (r.handler !== 'health' && r.handler !== 'metrics' && caller === null) {
+    if (!OPEN_ROUTES.has(r.handler) && caller === null) {
       throw new HttpError(401, 'Invalid or missing API key');
     }
     if (!r.methods.includes(req.method ?? '')) {
@@ -133,6 +138,12 @@ export function createServer(options: ServerOptions): TokenmillServer {
     if (r.handler === 'health') {
       if (!models || draining) sendJson(res, 503, { status: draining ? 'draining' : 'loading' });
       else sendJson(res, 200, { status: 'ok' });
+      return;
+    }
+    if (r.handler === 'openapi') {
+      openapi ??= JSON.stringify(openApiDocument());
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(openapi) });
+      res.end(openapi);
       return;
     }
     if (r.handler === 'metrics') {
