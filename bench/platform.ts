@@ -1,6 +1,5 @@
 // The machine a bench run measured: its CPU, tokenmill's kernel level, llama.cpp's CPU variant and the
 // read bandwidth that bounds decode. A figure belongs to the CPU it was measured on.
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { kernelLevel, measureReadBandwidth } from 'tokenmill';
@@ -23,11 +22,4 @@ export async function describePlatform(repoRoot: string, threads: number): Promi
   const cpu = cpuInfo();
   const bandwidth = await measureReadBandwidth({ threads });
   return { cpu: cpu.model, features: cpu.flags, kernelLevel: kernelLevel(), readBandwidthGBs: bandwidth / 1e9 };
-}
-
-/** Which of node-llama-cpp's libggml-cpu-<variant>.so files this process mapped (ggml picks one by cpuid). */
-export function llamacppCpuVariant(): string | undefined {
-  let maps = '';
-  try { maps = readFileSync('/proc/self/maps', 'utf8'); } catch { return undefined; }
-  return /libggml-cpu-([\w-]+)\.so/.exec(maps)?.[1];
 }

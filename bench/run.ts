@@ -15,7 +15,8 @@ import { ensureModel } from './model-cache.js';
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.js';
 import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
 import { LlamacppSide, peerVersion } from './llamacpp-side.js';
-import { describePlatform, llamacppCpuVariant, type Platform } from './platform.js';
+import { mappedGgmlCpuVariant } from './ggml-cpu-variant.js';
+import { describePlatform, type Platform } from './platform.js';
 import { measureSampling } from './sampling-cost.js';
 import type { Side } from './side.js';
 import { randomPrompt, series } from './stats.js';
@@ -75,7 +76,7 @@ async function compareSides(opts: BenchOptions, repoRoot: string, modelPath: str
   }
   if (opts.only !== 'tokenmill') {
     sides.push(await LlamacppSide.open(repoRoot, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000, ...prefix }));
-    facts.llamacppVariant = llamacppCpuVariant();
+    facts.llamacppVariant = mappedGgmlCpuVariant();
   }
   const bos = 1;
   let seed = 1000;

@@ -3,10 +3,10 @@
 //
 // node-llama-cpp's model.tokenize(text, special) calls llama_tokenize with add_special = false and
 // parse_special = special; detokenize(ids, special) renders special tokens' text only when special is true.
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { mappedGgmlCpuVariant } from '../../bench/ggml-cpu-variant.js';
 import { peerDir } from './peer-install.js';
 
 // The slice of node-llama-cpp's API we use (typed here so this file does not depend on its .d.ts paths).
@@ -52,20 +52,6 @@ export interface PeerCpuBuild {
   amx: boolean;
   /** llama.cpp's feature line ("CPU : SSE3 = 1 | … | AVX512_BF16 = 1 | …"). */
   features: string;
-}
-
-// ggml loads every variant to score it and keeps only the best one mapped, so the one libggml-cpu-*.so in
-// this process's memory map is the build in use (undefined before node-llama-cpp is loaded, or without /proc).
-export function mappedGgmlCpuVariant(): string | undefined {
-  let maps: string;
-  try {
-    maps = readFileSync('/proc/self/maps', 'utf8');
-  } catch {
-    return undefined;
-  }
-  const variants = [...new Set([...maps.matchAll(/libggml-cpu-([\w-]+)\.so/g)].map((m) => m[1]!))];
-  if (variants.length > 1) throw new Error(`more than one libggml-cpu-*.so is mapped: ${variants.join(', ')}`);
-  return variants[0];
 }
 
 export async function peerCpuBuild(): Promise<PeerCpuBuild> {
