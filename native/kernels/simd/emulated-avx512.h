@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
-// The intrinsics the AVX-512 traits use that this SIMDe release lacks, element by element with the native
+// The intrinsics the AVX-512 traits use that Debian 12's SIMDe (0.7.4) lacks, element by element with the native
 // semantics (masked lanes are neither read nor written; _mm512_reduce_add_ps in GCC's order: halves down to
 // 4 lanes, then lanes (0+2) + (1+3)). Internal linkage, as tiling.h.
 namespace tmill::kernels {
@@ -120,17 +120,33 @@ inline __m512i zextsi256_si512(__m256i a) {
 } // namespace
 } // namespace tmill::kernels
 
+// Ours replace any alias a newer SIMDe defines under the same name (same semantics, and the order of
+// _mm512_reduce_add_ps is then certainly GCC's).
+#undef _mm512_maskz_loadu_ps
 #define _mm512_maskz_loadu_ps(k, p) ::tmill::kernels::emulated::maskz_loadu_ps(k, p)
+#undef _mm512_mask_storeu_ps
 #define _mm512_mask_storeu_ps(p, k, a) ::tmill::kernels::emulated::mask_storeu_ps(p, k, a)
+#undef _mm256_maskz_loadu_epi16
 #define _mm256_maskz_loadu_epi16(k, p) ::tmill::kernels::emulated::maskz_loadu_epi16(k, p)
+#undef _mm512_reduce_add_ps
 #define _mm512_reduce_add_ps(a) ::tmill::kernels::emulated::reduce_add_ps(a)
+#undef _mm512_extractf32x8_ps
 #define _mm512_extractf32x8_ps(a, hi) ::tmill::kernels::emulated::extractf32x8_ps(a, hi)
+#undef _mm512_cvtph_ps
 #define _mm512_cvtph_ps(h) ::tmill::kernels::emulated::cvtph_ps(h)
+#undef _mm512_cvtps_ph
 #define _mm512_cvtps_ph(a, rounding) ::tmill::kernels::emulated::cvtps_ph_nearest(a)
+#undef _mm512_cvtepi32_epi8
 #define _mm512_cvtepi32_epi8(a) ::tmill::kernels::emulated::cvtepi32_epi8(a)
+#undef _mm512_cvtepu16_epi32
 #define _mm512_cvtepu16_epi32(a) ::tmill::kernels::emulated::cvtepu16_epi32(a)
+#undef _mm512_mask_srli_epi16
 #define _mm512_mask_srli_epi16(src, k, a, n) ::tmill::kernels::emulated::mask_srli_epi16(src, k, a, n)
+#undef _mm512_zextsi256_si512
 #define _mm512_zextsi256_si512(a) ::tmill::kernels::emulated::zextsi256_si512(a)
+#undef _mm512_cvtepi32_ps
 #define _mm512_cvtepi32_ps(a) ::tmill::kernels::emulated::cvtepi32_ps(a)
+#undef _mm512_cvtps_epi32
 #define _mm512_cvtps_epi32(a) ::tmill::kernels::emulated::cvtps_epi32(a)
+#undef _mm512_cvtepu8_epi16
 #define _mm512_cvtepu8_epi16(a) ::tmill::kernels::emulated::cvtepu8_epi16(a)
