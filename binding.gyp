@@ -43,7 +43,7 @@
       "target_name": "tokenmill",
       "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
-      "sources": ["<!@(node -p \"require('./native/sources.json').addon.join(' ')\")"]
+      "sources": ["<!@(node -p \"const s=require('./native/sources.json');[...s.addon,...s.addon_cpu].join(' ')\")"]
     }
   ],
   "conditions": [

@@ -4,8 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // test/real-large (the 1.5B model, ~1.1 GB): npm run test:real-large.
-    exclude: ['test/peer/**', 'test/real-large/**', 'node_modules/**'],
+    // test/real-large (the 1.5B model, ~1.1 GB): npm run test:real-large. test/cuda needs the CUDA
+    // variant: npm run test:cuda (vitest.cuda.config.mts).
+    exclude: ['test/peer/**', 'test/real-large/**', 'test/cuda/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,

@@ -3,6 +3,7 @@
 
 #include "addon/addon-state.h"
 #include "addon/js-bandwidth.h"
+#include "addon/js-device.h"
 #include "addon/js-engine.h"
 #include "addon/js-grammar.h"
 #include "addon/js-model.h"
@@ -30,6 +31,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     exports.Set("measureReadBandwidth", Napi::Function::New(env, measure_read_bandwidth, "measureReadBandwidth"));
     exports.Set("cpuIsa", Napi::Function::New(env, cpu_isa, "cpuIsa"));
     exports.Set("version", Napi::String::New(env, TOKENMILL_VERSION));
+    js_device::define(env, exports);
     return exports;
 }
 
