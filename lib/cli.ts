@@ -3,6 +3,7 @@ import { generate, generateUsage } from './cli/generate.js';
 import { pullCommand } from './cli/pull.js';
 import { describeEstimate, estimateMemory, formatBytes, memoryLimit } from './engine/memory-estimate.js';
 import { Model } from './engine/model.js';
+import { DEVICE_REQUESTS, type DeviceRequest } from './native/device.js';
 import { native } from './native/load.js';
 import { serve } from './server/serve.js';
 import { trajectoriesCommand, usageCommand } from './store/commands.js';
@@ -10,8 +11,9 @@ import { trajectoriesCommand, usageCommand } from './store/commands.js';
 const usage = `usage: tokenmill <command> [options]
 
 commands:
-  inspect <model.gguf> [--json] [--tensors]   print a GGUF model's architecture, hyper-parameters,
-                                              tokenizer and tensors
+  inspect <model.gguf> [--json] [--tensors] [--device cpu|cuda|auto]
+                                              print a GGUF model's architecture, hyper-parameters,
+                                              tokenizer, tensors and the device that would run it
   generate --model M.gguf --prompt TEXT       stream a completion of a raw prompt (see generate --help)
   pull hf:<org>/<repo>[:<quant>]              download a GGUF model from the Hugging Face hub into the cache
                                               (--model accepts the same hf: reference; pull --help)
@@ -60,22 +62,27 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function inspect(args: string[]): Promise<number> {
-  const flags = new Set(args.filter((a) => a.startsWith('--')));
-  const files = args.filter((a) => !a.startsWith('--'));
+  const deviceAt = args.indexOf('--device');
+  const device = deviceAt >= 0 ? args[deviceAt + 1] : 'auto';
+  const rest = deviceAt >= 0 ? [...args.slice(0, deviceAt), ...args.slice(deviceAt + 2)] : args;
+  const flags = new Set(rest.filter((a) => a.startsWith('--')));
+  const files = rest.filter((a) => !a.startsWith('--'));
   const unknown = [...flags].filter((f) => f !== '--json' && f !== '--tensors');
-  if (files.length !== 1 || unknown.length > 0) {
-    process.stderr.write(`tokenmill inspect: expected one model path${unknown.length ? `; unknown flag ${unknown.join(', ')}` : ''}\n${usage}`);
+  if (files.length !== 1 || unknown.length > 0 || !DEVICE_REQUESTS.includes(device as DeviceRequest)) {
+    const problem = unknown.length ? `; unknown flag ${unknown.join(', ')}` : files.length === 1 ? `; --device expects cpu, cuda or auto` : '';
+    process.stderr.write(`tokenmill inspect: expected one model path${problem}\n${usage}`);
     return 1;
   }
-  const model = await Model.load(files[0]!, { vocabOnly: true });
+  const model = await Model.load(files[0]!, { vocabOnly: true, device: device as DeviceRequest });
   const info = model.info;
   if (flags.has('--json')) {
-    console.log(JSON.stringify(info, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2));
+    console.log(JSON.stringify({ ...info, device: model.deviceDescription }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2));
     return 0;
   }
   const hp = info.hparams;
   const lines = [
     `file            ${info.path} (GGUF v${info.ggufVersion})`,
+    `device          ${model.deviceDescription}`,
     `architecture    ${info.architecture ?? '-'}${info.name ? `  (${info.name})` : ''}`,
     `context length  ${info.contextLength ?? '-'}`,
     `vocabulary      ${info.vocabSize} tokens, tokenizer ${info.tokenizerModel}${info.tokenizerPre ? ` / pre ${info.tokenizerPre}` : ''}`,

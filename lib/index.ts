@@ -8,6 +8,7 @@ export type { EngineOptions } from './openai/chat-engine.js';
 export type { EngineStats, FinishReason, GenerateEvent, GenerateOptions, TokenLogprob } from './engine/engine.js';
 export type { GenerateRequest } from './engine/generate-request.js';
 export type { ModelInfo, ModelLoadOptions, TokenizeOptions, DetokenizeOptions } from './engine/model.js';
+export type { Device, DeviceRequest } from './native/device.js';
 export type { ChatCallOptions, ChatStreamErrorEvent, ChatStreamItem, ChatUsageRecord } from './openai/chat-completions.js';
 export type { ChatCompletionChunk, ChatCompletionResponse, ValidationDetail } from './openai/protocol.js';
 export {

@@ -3,12 +3,14 @@
 import { Engine } from '../engine/engine.js';
 import { resolveModelPath } from '../hub/model-path.js';
 import { Model } from '../engine/model.js';
+import { DEVICE_REQUESTS, type DeviceRequest } from '../native/device.js';
 
 export const generateUsage = `usage: tokenmill generate --model M.gguf|hf:<org>/<repo>[:<quant>] --prompt TEXT [options]
   --max-tokens N        tokens to generate (default: until EOS or the context is full)
   --temperature T       0 = greedy (default 0)
   --top-p P  --top-k K  --min-p P  --seed S
   --threads N           kernel threads (default: all cores)
+  --device D            cpu, cuda or auto (default auto: the GPU when one is usable)
   --stats               print prompt/generation speed to stderr at the end
 `;
 
@@ -22,11 +24,12 @@ interface GenerateArgs {
   minP?: number;
   seed?: number;
   threads?: number;
+  device: DeviceRequest;
   stats: boolean;
 }
 
 function parse(argv: string[]): GenerateArgs | string {
-  const out: Partial<GenerateArgs> = { temperature: 0, stats: false };
+  const out: Partial<GenerateArgs> = { temperature: 0, stats: false, device: 'auto' };
   const numbers: Record<string, keyof GenerateArgs> = {
     '--max-tokens': 'maxTokens', '--temperature': 'temperature', '--top-p': 'topP', '--top-k': 'topK',
     '--min-p': 'minP', '--seed': 'seed', '--threads': 'threads',
@@ -41,6 +44,10 @@ function parse(argv: string[]): GenerateArgs | string {
     if (value === undefined) return `missing value for ${flag}`;
     if (flag === '--model') out.model = value;
     else if (flag === '--prompt') out.prompt = value;
+    else if (flag === '--device') {
+      if (!DEVICE_REQUESTS.includes(value as DeviceRequest)) return `--device expects cpu, cuda or auto, got '${value}'`;
+      out.device = value as DeviceRequest;
+    }
     else if (flag in numbers) {
       const n = Number(value);
       if (!Number.isFinite(n)) return `${flag} expects a number, got '${value}'`;
@@ -58,7 +65,7 @@ export async function generate(argv: string[]): Promise<number> {
     process.stderr.write(`tokenmill generate: ${args}\n${generateUsage}`);
     return 1;
   }
-  const model = await Model.load(await resolveModelPath(args.model, (line) => process.stderr.write(`${line}\n`)));
+  const model = await Model.load(await resolveModelPath(args.model, (line) => process.stderr.write(`${line}\n`)), { device: args.device });
   const engine = await Engine.create(model, { threads: args.threads, maxNumSeqs: 1 });
   const controller = new AbortController();
   const onSignal = (): void => controller.abort();

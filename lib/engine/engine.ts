@@ -1,14 +1,20 @@
 // Engine: many concurrent generations over one model, run by the native engine thread. JS only submits,
 // aborts and routes drained records (woken by a payload-free notify) to per-request async queues.
-import { native } from '../native/load.js';
+import { cudaMemoryLimit, type DeviceRequest } from '../native/device.js';
 import type { NativeEngine, NativeEngineOptions, NativeEngineStats, NativeLogprobs, NativeRecord } from '../native/types.js';
 import { AsyncQueue } from './async-queue.js';
-import { DisposedError, EngineError, fromNative, TokenmillError } from './errors.js';
+import { DisposedError, EngineError, fromNative, InvalidArgumentError, TokenmillError } from './errors.js';
 import { toNativeRequest, type GenerateRequest } from './generate-request.js';
 import { describeEstimate, estimateMemory, formatBytes, memoryLimit } from './memory-estimate.js';
 import type { Model } from './model.js';
 
-export type EngineOptions = NativeEngineOptions;
+export interface EngineOptions extends NativeEngineOptions {
+  /**
+   * The device the engine must run on; the model's (Model.load's `device`) decides, so 'cpu' or 'cuda'
+   * here is only a check that it agrees (an invalid_argument error otherwise). 'auto' or absent: any.
+   */
+  device?: DeviceRequest;
+}
 export type EngineStats = Omit<NativeEngineStats, 'steps'>;
 export type FinishReason = 'stop' | 'length' | 'abort' | 'repetition' | 'error';
 
@@ -66,7 +72,16 @@ export class Engine {
     refuseIfTooLarge(model, options);
     let engine: Engine | null = null;
     try {
-      const handle = await native().createEngine(model.handle, { ...options }, () => {
+      const { device, ...nativeOptions } = options;
+      if (device !== undefined && device !== 'auto' && device !== model.device) {
+        throw new InvalidArgumentError(
+          `Engine.create: device '${device}' was asked for but the model was loaded for '${model.device}'; pass { device: '${device}' } to Model.load`,
+          'invalid_argument',
+          400,
+          { param: 'device' },
+        );
+      }
+      const handle = await model.addon.createEngine(model.handle, nativeOptions, () => {
         if (engine) engine.#drain();
       });
       engine = new Engine(model, handle);
@@ -192,16 +207,20 @@ function toEvent(rec: NativeRecord): GenerateEvent {
 }
 
 // The fit check: an engine whose weights, KV cache and buffers exceed the memory this process may use is
-// refused before it allocates anything, with the numbers (see memory-estimate.ts).
+// refused before it allocates anything, with the numbers (see memory-estimate.ts). A model on a GPU must
+// also fit in the GPU's free memory, where its weights, KV cache and buffers go once the forward pass runs
+// on the device (docs/cuda.md).
 function refuseIfTooLarge(model: Model, options: EngineOptions): void {
   if (!model.info.hparams) return;   // a vocab-only model: the native side refuses it with its own error
   const estimate = estimateMemory(model.info, options);
-  const limit = memoryLimit();
-  if (estimate.total > limit.bytes) {
-    throw new EngineError(
-      `${model.info.path} needs about ${describeEstimate(estimate)}, more than the memory limit of ` +
-      `${formatBytes(limit.bytes)} (${limit.source}); lower kvCacheMemory (--kv-cache-memory), ` +
-      'maxNumBatchedTokens or maxNumSeqs, or use a smaller quantisation of the model',
-      'out_of_memory', 503);
+  const limits = model.selection.cudaDevice ? [memoryLimit(), cudaMemoryLimit(model.selection)] : [memoryLimit()];
+  for (const limit of limits) {
+    if (estimate.total > limit.bytes) {
+      throw new EngineError(
+        `${model.info.path} needs about ${describeEstimate(estimate)}, more than the memory limit of ` +
+        `${formatBytes(limit.bytes)} (${limit.source}); lower kvCacheMemory (--kv-cache-memory), ` +
+        'maxNumBatchedTokens or maxNumSeqs, or use a smaller quantisation of the model',
+        'out_of_memory', 503);
+    }
   }
 }

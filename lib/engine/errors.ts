@@ -36,6 +36,7 @@ const codeTable: Record<string, { cls: ErrorClass; status: number }> = {
   gguf_unsupported: { cls: ModelLoadError, status: 400 },
   tokenizer: { cls: ModelLoadError, status: 400 },
   out_of_memory: { cls: EngineError, status: 503 },
+  device_unavailable: { cls: EngineError, status: 503 },
   disposed: { cls: DisposedError, status: 400 },
   engine_fault: { cls: EngineError, status: 500 },
   internal: { cls: InternalError, status: 500 },

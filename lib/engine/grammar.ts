@@ -6,8 +6,7 @@
 // byte trie), so compile() returns a Promise and never blocks the event loop. Compiled grammars are
 // immutable, so each model keeps the last GRAMMAR_CACHE_SIZE of them by text (an LRU of promises:
 // concurrent compiles of one text share one native compile; a failed compile is not kept).
-import { native } from '../native/load.js';
-import type { NativeGrammar, NativeModel } from '../native/types.js';
+import type { NativeAddon, NativeGrammar, NativeModel } from '../native/types.js';
 import { fromNative, InvalidArgumentError } from './errors.js';
 
 /** How many compiled grammars each model keeps (by text) for repeated response_format schemas. */
@@ -16,6 +15,8 @@ export const GRAMMAR_CACHE_SIZE = 32;
 /** What Grammar.compile needs of a model: its addon handle and its grammar cache. */
 export interface GrammarHost {
   readonly handle: NativeModel;
+  /** @internal the addon variant that owns handle */
+  readonly addon: NativeAddon;
   /** @internal */
   readonly grammarCache: GrammarCache;
 }
@@ -53,7 +54,7 @@ export class Grammar {
   static async #compileNative(model: GrammarHost, text: string): Promise<Grammar> {
     const callSite = new Error();
     try {
-      return new Grammar(await native().compileGrammar(model.handle, text), text);
+      return new Grammar(await model.addon.compileGrammar(model.handle, text), text);
     } catch (error) {
       throw fromNative(error, callSite);
     }

@@ -1,12 +1,18 @@
 // Model: a loaded GGUF file (weights mapped read-only, vocabulary built). Immutable and shareable.
-import { native } from '../native/load.js';
-import type { NativeModel, NativeModelInfo } from '../native/types.js';
+import { selectDevice, type Device, type DeviceRequest, type DeviceSelection } from '../native/device.js';
+import type { NativeAddon, NativeModel, NativeModelInfo } from '../native/types.js';
 import { DisposedError, InvalidArgumentError, fromNative } from './errors.js';
 import { Grammar, GrammarCache } from './grammar.js';
 
 export interface ModelLoadOptions {
   /** Read only the metadata and the tokenizer (like llama.cpp's vocab_only); no weights are checked. */
   vocabOnly?: boolean;
+  /**
+   * Which variant of the addon runs the model (see lib/native/device.ts): 'cpu' (default), 'cuda' (an
+   * error with code device_unavailable when no usable GPU is found), or 'auto' (CUDA when usable, else
+   * the CPU with one logged line saying why). Engines created for the model run on the same device.
+   */
+  device?: DeviceRequest;
 }
 
 export interface TokenizeOptions {
@@ -25,12 +31,15 @@ export type ModelInfo = NativeModelInfo;
 
 export class Model {
   readonly info: ModelInfo;
+  /** @internal the device and the variant of the addon that loaded the model (its handles only work with it). */
+  readonly selection: DeviceSelection;
   #native: NativeModel | null;
   /** @internal compiled grammars by text (Grammar.compile), an LRU of GRAMMAR_CACHE_SIZE. */
   readonly grammarCache = new GrammarCache();
 
-  private constructor(handle: NativeModel) {
+  private constructor(handle: NativeModel, selection: DeviceSelection) {
     this.#native = handle;
+    this.selection = selection;
     this.info = Object.freeze(handle.info());
   }
 
@@ -40,10 +49,27 @@ export class Model {
     }
     const callSite = new Error();
     try {
-      return new Model(await native().loadModel(path, { vocabOnly: options.vocabOnly === true }));
+      const selection = selectDevice(options.device ?? 'cpu');
+      const handle = await selection.addon.loadModel(path, { vocabOnly: options.vocabOnly === true });
+      return new Model(handle, selection);
     } catch (error) {
       throw fromNative(error, callSite);
     }
+  }
+
+  /** The device the model's engines run on. */
+  get device(): Device {
+    return this.selection.device;
+  }
+
+  /** The device in one line, e.g. "cpu (avx512)" or "cuda:0 NVIDIA H100 (compute 9.0, ...)". */
+  get deviceDescription(): string {
+    return this.selection.description;
+  }
+
+  /** @internal the variant of the addon that loaded the model. */
+  get addon(): NativeAddon {
+    return this.selection.addon;
   }
 
   /** @internal the addon handle, for Engine.create. */

@@ -5,6 +5,9 @@
 //   2. prebuilds/<platform>-<arch>/tokenmill.node (prebuildify --napi names it after the package)
 //   3. build/Release/tokenmill.node, then build/Debug/tokenmill.node (node-gyp)
 // 2 and 3 go through `bindings` with an explicit try list. On failure one error lists every path tried.
+// The CUDA variant (CMakeLists.txt, optional) is found the same way under its own name: $TOKENMILL_NATIVE_CUDA,
+// prebuilds/<platform>-<arch>/tokenmill-cuda.node, build-cuda/Release/tokenmill-cuda.node. Whether it is
+// used is lib/native/device.ts's choice.
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -50,4 +53,34 @@ function loadAddon() {
   }
 }
 
-module.exports = { loadAddon, candidatePaths, packageRoot };
+function cudaCandidatePaths() {
+  const paths = [
+    path.join(packageRoot, 'prebuilds', platformArch, 'tokenmill-cuda.node'),
+    path.join(packageRoot, 'build-cuda', 'Release', 'tokenmill-cuda.node'),
+  ];
+  return process.env.TOKENMILL_NATIVE_CUDA ? [path.resolve(process.env.TOKENMILL_NATIVE_CUDA)] : paths;
+}
+
+// Loads the CUDA variant, or throws an error with code 'cuda_variant_unavailable' whose message says why:
+// none is built (every path tried), or the first one found failed to load (the loader's message, e.g. a
+// missing shared library).
+function loadCudaAddon() {
+  const tried = cudaCandidatePaths();
+  const found = tried.find((p) => fs.existsSync(p));
+  const unavailable = (message, cause) => {
+    const err = new Error(message);
+    err.code = 'cuda_variant_unavailable';
+    if (cause) err.cause = cause;
+    return err;
+  };
+  if (!found) {
+    throw unavailable(`no CUDA variant of the addon is built (tried ${tried.join(', ')}; \`npm run build:cuda\` builds one)`);
+  }
+  try {
+    return require(found);
+  } catch (error) {
+    throw unavailable(`the CUDA variant ${found} failed to load: ${String(error && error.message).split('\n')[0]}`, error);
+  }
+}
+
+module.exports = { loadAddon, loadCudaAddon, candidatePaths, cudaCandidatePaths, packageRoot };

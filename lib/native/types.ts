@@ -92,6 +92,32 @@ export interface NativeAddon {
   /** Read bandwidth in bytes/s: `threads` threads streaming through a `bytes` buffer, best of `reps` (libuv worker). */
   measureReadBandwidth(bytes: number, threads: number, reps: number): Promise<number>;
   version: string;
+  /** Which build this is: the CPU addon (binding.gyp) or the CUDA variant (CMakeLists.txt). */
+  variant: 'cpu' | 'cuda';
+  /** CUDA variant only: the device code compiled in, e.g. "sm_80, sm_90 (+ PTX compute_90)". */
+  cudaArchitectures?: string;
+  /** CUDA variant only: what the CUDA runtime finds; never throws for a missing GPU or driver. */
+  cudaProbe?(): NativeCudaProbe;
+}
+
+export interface NativeCudaDevice {
+  index: number;
+  name: string;
+  /** "9.0" */
+  computeCapability: string;
+  totalBytes: number;
+  freeBytes: number;
+  /** Compute capability 8.0 or newer and a context could be created. */
+  usable: boolean;
+}
+
+export interface NativeCudaProbe {
+  runtimeVersion: number;
+  /** 0 when no driver is installed. */
+  driverVersion: number;
+  devices: NativeCudaDevice[];
+  /** Why no device is usable (the CUDA runtime's error name and text), or null. */
+  error: string | null;
 }
 
 export interface NativeEngineOptions {

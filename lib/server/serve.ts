@@ -34,8 +34,8 @@ async function loadAll(flags: ServeFlags, server: () => TokenmillServer): Promis
       if (served.some((m) => m.id === id)) throw new Error(`two models are served as '${id}'; give --served-model-name for each`);
       const t0 = performance.now();
       say(`tokenmill: loading ${id} from ${file} ...`);
-      const model = await Model.load(file);
-      say(`tokenmill: ${id}: ${model.info.architecture ?? '?'} model, ${model.info.vocabSize} tokens vocabulary, loaded in ${((performance.now() - t0) / 1000).toFixed(2)} s; starting its engine ...`);
+      const model = await Model.load(file, { device: flags.device });
+      say(`tokenmill: ${id}: ${model.info.architecture ?? '?'} model, ${model.info.vocabSize} tokens vocabulary, on ${model.deviceDescription}, loaded in ${((performance.now() - t0) / 1000).toFixed(2)} s; starting its engine ...`);
       const options: EngineOptions = {
         servedModelName: id,
         maxNumSeqs: flags.maxNumSeqs,
@@ -74,10 +74,6 @@ export async function serve(args: string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof FlagError)) throw error;
     process.stderr.write(`tokenmill serve: ${error.message}\n${serveHelp}`);
-    return 1;
-  }
-  if (flags.device === 'cuda') {
-    process.stderr.write('tokenmill serve: --device cuda: this build of tokenmill runs on the CPU only\n');
     return 1;
   }
   const host = flags.host ?? '127.0.0.1';

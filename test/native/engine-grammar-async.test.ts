@@ -62,7 +62,7 @@ describe('async grammar compile', () => {
     expect(g.message).toBe("grammar: undefined rule 'c' at line 2, column 7");
     expect(g.stack).toContain('engine-grammar-async.test');
     // A wrong model argument is refused by the addon synchronously, before any worker runs.
-    const bad = await Grammar.compile({ handle: {}, grammarCache: model.grammarCache } as unknown as Model, 'root ::= "x"').then(() => null, (x: unknown) => x);
+    const bad = await Grammar.compile({ handle: {}, addon: model.addon, grammarCache: model.grammarCache } as unknown as Model, 'root ::= "x"').then(() => null, (x: unknown) => x);
     expect((bad as GrammarError).code).toBe('invalid_argument');
     expect((bad as Error).message).toBe('Expected a NativeModel for model');
   });
