@@ -49,7 +49,7 @@ void gemv_f16(const void * w, size_t w_row_bytes, const float * x, int64_t n_tok
 // sequence, whose physical blocks are block_tables[t * max_blocks .. + ceil(n_ctx[t] / block_size)).
 // Query head h reads KV head h / (n_head / n_head_kv). The query is rounded to F16 as the CPU kernel does;
 // scores, softmax and the value sum run in F32 (the CPU rounds its value accumulator to F16 after each
-// key, so the two agree to F16 rounding).
+// key, so the two agree to F16 rounding). No soft-capping (the CPU kernel's softcap 0) and no sliding window.
 // q: (n_tok, n_head, head_dim) F32; out: (n_tok, n_head, head_dim) F32.
 // pre: head_dim <= k_attend_max_head_dim, n_head a multiple of n_head_kv (checked); n_ctx[t] >= 1.
 constexpr int64_t k_attend_max_head_dim = 256;

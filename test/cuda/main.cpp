@@ -220,7 +220,7 @@ void test_attention(int64_t hd) {
     for (size_t t = 0; t < ctx.size(); ++t) {
         for (int64_t h = 0; h < n_head; ++h) {
             const int64_t kvh = h / (n_head / n_head_kv);
-            ref().attend_f16(q.data() + (t * n_head + h) * hd, hd, scale, ctx[t], tables.data() + t * max_blocks, bs,
+            ref().attend_f16(q.data() + (t * n_head + h) * hd, hd, scale, 0.0f, ctx[t], tables.data() + t * max_blocks, bs,
                              k.data() + kvh * hd, v.data() + kvh * hd, size_t(bs) * slot, slot,
                              want.data() + (t * n_head + h) * hd, scratch.data());
         }
