@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Addon tests run in forked workers so a native crash fails one file, not the run (DESIGN.md §6).
+// Addon tests run in forked workers so a native crash fails one file, not the run (docs/testing.md).
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
