@@ -81,7 +81,9 @@ export function resolveDevice(request: DeviceRequest, deps: DeviceDeps): DeviceS
   return {
     device: 'cuda',
     addon,
-    description: `cuda:${gpu.index} ${gpu.name} (compute ${gpu.computeCapability}, ${gib(gpu.freeBytes)} free of ${gib(gpu.totalBytes)})`,
+    // Until llama_forward runs the device kernels the CUDA variant computes on the CPU; the line says so
+    // wherever it is shown (inspect, serve), so nobody reads it as GPU execution (docs/cuda.md#state).
+    description: `cuda:${gpu.index} ${gpu.name} (compute ${gpu.computeCapability}, ${gib(gpu.freeBytes)} free of ${gib(gpu.totalBytes)}; the forward pass still runs on the CPU kernels)`,
     fallbackReason: null,
     cudaDevice: gpu,
   };

@@ -94,7 +94,7 @@ describe('resolveDevice', () => {
       const s = resolveDevice(request, d);
       expect(s.addon).toBe(cuda);
       expect([s.device, s.fallbackReason, s.cudaDevice]).toEqual(['cuda', null, h100]);
-      expect(s.description).toBe('cuda:0 NVIDIA H100 (compute 9.0, 79.00 GiB free of 80.00 GiB)');
+      expect(s.description).toBe('cuda:0 NVIDIA H100 (compute 9.0, 79.00 GiB free of 80.00 GiB; the forward pass still runs on the CPU kernels)');
       expect(d.lines).toEqual([]);
     }
   });
