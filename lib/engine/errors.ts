@@ -21,6 +21,15 @@ export class EngineError extends TokenmillError {}
 export class InternalError extends TokenmillError {}
 /** An unknown served model (404). */
 export class NotFoundError extends TokenmillError {}
+/**
+ * Too much work of one client (429) or of the whole process (503) is already waiting for a worker;
+ * `retryAfterSeconds` is when a slot can be expected to free (HTTP Retry-After).
+ */
+export class OverloadedError extends TokenmillError {
+  constructor(message: string, status: 429 | 503, readonly retryAfterSeconds: number) {
+    super(message, 'overloaded', status);
+  }
+}
 /** A grammar (GBNF) that does not compile: `line` and `column` (1-based) say where. */
 export class GrammarError extends InvalidArgumentError {
   line: number | null = null;

@@ -89,6 +89,23 @@ export class Model {
     }
   }
 
+  /**
+   * Tokenizes several texts on a libuv worker thread (never on the JS thread): for long texts, which
+   * take milliseconds per 16 KB. One Int32Array per text, as tokenize() would return them.
+   */
+  async tokenizeMany(texts: readonly string[], options: TokenizeOptions = {}): Promise<Int32Array[]> {
+    const bad = texts.findIndex((t) => typeof t !== 'string');
+    if (bad >= 0) {
+      throw new InvalidArgumentError(`Expected a string for texts[${bad}] but received ${describe(texts[bad])}`, 'invalid_argument', 400);
+    }
+    const callSite = new Error();
+    try {
+      return await this.handle.tokenizeMany([...texts], options.addSpecial ?? true, options.parseSpecial ?? false);
+    } catch (error) {
+      throw fromNative(error, callSite);
+    }
+  }
+
   detokenize(ids: readonly number[] | Int32Array, options: DetokenizeOptions = {}): string {
     const array = ids instanceof Int32Array ? ids : Int32Array.from(ids);
     try {

@@ -71,6 +71,7 @@ export interface NativeDetokenizeOptions {
 export interface NativeModel {
   info(): NativeModelInfo;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
+  tokenizeMany(texts: string[], addSpecial: boolean, parseSpecial: boolean): Promise<Int32Array[]>;
   detokenize(ids: Int32Array, options: NativeDetokenizeOptions): string;
   tokenPiece(id: number): string;
   tokenBytes(id: number): Uint8Array;

@@ -1,12 +1,16 @@
 // NOTE(openai/chat-completions): one chat request through the engine, in vLLM's order
-// (docs/http-api.md#request-pipeline): validate (422) → model (404) → unsupported features / priority (400) →
+// (docs/http-api.md#request-pipeline): validate (422) → model (404) → request limits → structured-output
+// conversion / unsupported features / priority (400) →
 // template resolution and render (400) → tokenize (parseSpecial, addSpecial = add_special_tokens) →
-// truncation and context checks (400) → grammar compile (400) → n engine requests → assembly. Every
-// check up to the grammar is synchronous (prepareChat throws); the grammar compiles on a libuv worker
-// and runChat / runChatStream await it before submitting, so a bad grammar still fails the request
-// (rejects, or throws from the stream's first next()) before any output exists. An engine `error` finish is a 500
-// thrown while nothing was yielded, and an in-stream `{error}` event after that (then the stream ends).
-// The caller's signal and an early `break` both abort every choice's engine request.
+// truncation and context checks (400) → bad_words → grammar compile (400) → n engine requests →
+// assembly. checkChat does the first three synchronously; prepareChat does the rest, and every step whose
+// cost the request controls runs off the event loop: the conversion and the render on a work-pool
+// worker (killed at its time limit), long tokenizations on libuv's threads, the grammar compile on a
+// libuv worker (runChat / runChatStream await it before submitting). So a bad template, schema or
+// grammar still fails the request before any output exists, and no request can stall the event loop
+// that writes everyone's streams. An engine `error` finish is a 500 thrown while nothing was yielded,
+// and an in-stream `{error}` event after that (then the stream ends). The caller's signal and an early
+// `break` both abort every choice's engine request.
 import type { Engine as CoreEngine, GenerateEvent, TokenLogprob as EngineTokenLogprob } from '../engine/engine.js';
 import { EngineError, InvalidArgumentError, NotFoundError, TokenmillError } from '../engine/errors.js';
 import type { Model } from '../engine/model.js';
@@ -14,7 +18,8 @@ import type { Grammar } from '../engine/grammar.js';
 import { AsyncQueue } from '../engine/async-queue.js';
 import { detectReasoningParser, promptEndsReasoning, REASONING_END, startsInReasoning } from '../chat/reasoning-parser.js';
 import type { ReasoningParserName } from '../chat/reasoning-parser.js';
-import { echoText, renderChatTemplate, responseRole, TemplateError } from '../chat/template.js';
+import { echoText, responseRole, TemplateError } from '../chat/template.js';
+import { renderChatTemplateOffThread } from '../chat/template-off-thread.js';
 import { detectToolParser } from '../chat/tool-parser.js';
 import type { ToolParserName } from '../chat/tool-parser.js';
 import { buildChatResponse } from './assemble.js';
@@ -25,7 +30,9 @@ import type { SampledLogprob } from './logprobs.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, PromptLogprobEntry } from './protocol.js';
 import { rejectNonTextParts } from './content-parts.js';
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS } from './request-limits.js';
-import { fitPrompt, requestSeed, samplingFields, structuredGrammar } from './to-engine.js';
+import { BAD_WORDS_TOKENIZE, badWordForms, fitPrompt, pretokenizedView, requestSeed, samplingFields, structuredGrammarOffThread } from './to-engine.js';
+import { tokenizeTexts } from '../workers/tokenize-texts.js';
+import type { WorkOptions } from '../workers/offload.js';
 import { validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
@@ -33,6 +40,11 @@ import type { GenerateRequest } from '../engine/generate-request.js';
 /** Per-call options of engine.chat / engine.chatStream. */
 export interface ChatCallOptions {
   signal?: AbortSignal;
+  /**
+   * Who the request is for (an API key, a remote address …): each client gets at most its share of the
+   * workers that render templates and convert schemas, so one client cannot hold them all.
+   */
+  client?: string;
   /** `<team>/<project>` usage attribution, handed to the engine's onUsage hook. */
   project?: string;
 }
@@ -59,7 +71,7 @@ export type ChatStreamItem = ChatCompletionChunk | ChatStreamErrorEvent;
 
 /** The parts of the core engine and the model the pipeline uses (tests substitute scripted ones). */
 export type ChatCore = Pick<CoreEngine, 'generate' | 'maxModelLen'>;
-export type ChatModel = Pick<Model, 'info' | 'tokenize' | 'tokenPiece'> & Partial<Pick<Model, 'compileGrammar'>>;
+export type ChatModel = Pick<Model, 'info' | 'tokenize' | 'tokenPiece'> & Partial<Pick<Model, 'compileGrammar' | 'tokenizeMany'>>;
 
 /** What the pipeline needs from the engine that runs it. */
 export interface ChatContext {
@@ -92,11 +104,8 @@ export interface PreparedChat {
   assemble: Omit<AssembleOptions, 'systemFingerprint'>;
 }
 
-/**
- * Everything before the engine: throws RequestValidationError (422), NotFoundError (404), 400s. The
- * grammar compile it starts is awaited by runChat / runChatStream.
- */
-export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
+/** The checks a chat request fails synchronously: validation (422), the served model (404), the request limits (400). */
+export function checkChat(ctx: ChatContext, body: unknown): ChatRequest {
   const v = validateChatRequest(body, { maxLogprobs: ctx.maxLogprobs });
   if (!v.ok) throw new RequestValidationError(v.detail);
   const r = v.value;
@@ -104,7 +113,15 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });
   }
   checkRequestLimits(r, { ...DEFAULT_REQUEST_LIMITS, maxN: ctx.maxNumSeqs, maxLogitBias: ctx.model.info.vocabSize });
-  const grammarText = structuredGrammar(r);
+  return r;
+}
+
+/**
+ * Everything else before the engine, in order, off the event loop where a request controls the cost:
+ * rejects with the 400s. The grammar compile it starts is awaited by runChat / runChatStream.
+ */
+export async function prepareChat(ctx: ChatContext, r: ChatRequest, work: WorkOptions = {}): Promise<PreparedChat> {
+  const grammarText = await structuredGrammarOffThread(r, work);
   rejectNonTextParts(r.messages);
   if (r.priority !== 0 && ctx.schedulingPolicy !== 'priority') {
     throw new InvalidArgumentError(`Got priority ${r.priority} but Priority scheduling is not enabled.`, 'invalid_argument', 400, { param: 'priority' });
@@ -116,7 +133,7 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
   const info = ctx.model.info;
   const specialText = (id: number | null): string => (id == null ? '' : ctx.model.tokenPiece(id));
   // tool_choice "none" still renders the tools (vLLM does, unless --exclude-tools-when-tool-choice-none).
-  const prompt = renderChatTemplate({
+  const prompt = await renderChatTemplateOffThread({
     template,
     messages: r.messages,
     tools: r.tools,
@@ -127,11 +144,12 @@ export function prepareChat(ctx: ChatContext, body: unknown): PreparedChat {
     eosToken: specialText(info.eosTokenId),
     chatTemplateKwargs: r.chat_template_kwargs,
     reasoningEffort: r.reasoning_effort,
-  });
-  const tokenized = ctx.model.tokenize(prompt, { addSpecial: r.add_special_tokens, parseSpecial: true });
-  const promptTokens = fitPrompt(tokenized, r, ctx.core.maxModelLen);
-  const tokenizer = { vocabSize: info.vocabSize, tokenize: (t: string, o: { addSpecial: boolean; parseSpecial: boolean }) => ctx.model.tokenize(t, o) };
-  const generate = samplingFields(r, tokenizer);
+  }, work);
+  const [tokenized] = await tokenizeTexts(ctx.model, [prompt], { addSpecial: r.add_special_tokens, parseSpecial: true }, work);
+  const promptTokens = fitPrompt(tokenized!, r, ctx.core.maxModelLen);
+  const forms = r.bad_words && r.bad_words.length > 0 ? badWordForms(r.bad_words) : [];
+  const formIds = forms.length > 0 ? await tokenizeTexts(ctx.model, forms, BAD_WORDS_TOKENIZE, work) : [];
+  const generate = samplingFields(r, pretokenizedView(info.vocabSize, forms, formIds));
   const reasoningParser = ctx.reasoningParser ?? detectReasoningParser(template);
   let grammar: Promise<Grammar> | null = null;
   if (grammarText !== undefined) {

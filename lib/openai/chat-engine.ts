@@ -18,8 +18,9 @@ import { REASONING_PARSERS } from '../chat/reasoning-parser.js';
 import type { ToolParserName } from '../chat/tool-parser.js';
 import { TOOL_PARSERS } from '../chat/tool-parser.js';
 import { systemFingerprint } from './assemble.js';
-import { prepareChat, runChat, runChatStream } from './chat-completions.js';
+import { checkChat, prepareChat, runChat, runChatStream } from './chat-completions.js';
 import type { ChatCallOptions, ChatContext, ChatStreamItem, ChatUsageRecord } from './chat-completions.js';
+import type { ChatRequest } from './validate.js';
 import type { ChatCompletionResponse } from './protocol.js';
 
 export interface EngineOptions extends CoreEngineOptions {
@@ -136,22 +137,30 @@ export class Engine {
   /** The id this engine answers to in `model`. */
   get servedModelName(): string { return this.#ctx.servedModelName; }
 
-  /** An OpenAI chat completion (non-stream). Throws TokenmillError subclasses with `status`. */
+  /**
+   * An OpenAI chat completion (non-stream). Rejects with TokenmillError subclasses with `status`.
+   * Template rendering, schema conversion and long tokenizations run off the caller's event loop
+   * (a request's template or schema cannot block it); `options.client` shares those workers fairly.
+   */
   async chat(request: unknown, options: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
-    const prepared = prepareChat(this.#ctx, request);
+    const prepared = await prepareChat(this.#ctx, checkChat(this.#ctx, request), { client: options.client });
     return runChat(this.#ctx, prepared, options);
   }
 
   /**
-   * An OpenAI chat completion as chunks. Request errors throw here, synchronously, except a grammar the
-   * compiler rejects (it compiles off the JS thread): that one, like an engine failure before any chunk,
-   * throws from the first step of the iteration; after output began a failure is yielded as `{error}`
+   * An OpenAI chat completion as chunks. Validation (422) and an unknown model (404) throw here,
+   * synchronously. The other request errors — template, structured outputs, context length, a grammar
+   * the compiler rejects — are found off the JS thread and, like an engine failure before any chunk,
+   * throw from the first step of the iteration; after output began a failure is yielded as `{error}`
    * and the stream ends.
    * Breaking out of the loop aborts the request.
    */
   chatStream(request: unknown, options: ChatCallOptions = {}): AsyncIterable<ChatStreamItem> {
-    const prepared = prepareChat(this.#ctx, request);
-    return runChatStream(this.#ctx, prepared, options);
+    return this.#stream(checkChat(this.#ctx, request), options);
+  }
+
+  async *#stream(request: ChatRequest, options: ChatCallOptions): AsyncGenerator<ChatStreamItem> {
+    yield* runChatStream(this.#ctx, await prepareChat(this.#ctx, request, { client: options.client }), options);
   }
 
   generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncIterable<GenerateEvent> {

@@ -9,6 +9,10 @@ import { InvalidArgumentError } from '../engine/errors.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
 import { I32_MAX, SAFE_INT } from '../engine/request-fields.js';
 import { toGrammar } from '../structured/index.js';
+import { structuredError } from '../structured/error.js';
+import { CONVERSION_TIME_MS, workPool } from '../workers/offload.js';
+import type { WorkOptions } from '../workers/offload.js';
+import { WorkLimitError, WorkTaskError } from '../workers/work-pool.js';
 import type { ChatRequest } from './validate.js';
 
 /** What the mapping needs from a model. */
@@ -36,6 +40,34 @@ export function structuredGrammar(r: ChatRequest): string | undefined {
   }
 }
 
+/** Whether the constraint needs converting (a JSON schema, a regex, a choice list): work a request sizes. */
+function needsConversion(r: ChatRequest): boolean {
+  const so = r.structured_outputs;
+  return (so != null && (so.json != null || so.regex != null || so.choice != null)) || r.response_format?.type === 'json_schema';
+}
+
+/**
+ * structuredGrammar off the event loop: a schema or regex converts on a work-pool worker (a 1 KB schema
+ * can take minutes: allOf/$ref expansion is exponential), killed at CONVERSION_TIME_MS. No constraint,
+ * json_object and a verbatim grammar stay inline (fixed cost). Rejects with the same 400s.
+ */
+export async function structuredGrammarOffThread(r: ChatRequest, work: WorkOptions = {}): Promise<string | undefined> {
+  if (!needsConversion(r)) return structuredGrammar(r);
+  const input = { structured_outputs: r.structured_outputs, response_format: r.response_format };
+  try {
+    return (await workPool().run('structured-grammar', input, { client: work.client ?? '', timeMs: CONVERSION_TIME_MS })) as string | undefined;
+  } catch (error) {
+    if (error instanceof WorkLimitError) {
+      throw structuredError(`structured output conversion ${error.message}`, r.response_format?.type === 'json_schema' ? 'response_format' : 'structured_outputs');
+    }
+    if (error instanceof WorkTaskError && typeof error.fields.status === 'number' && typeof error.fields.code === 'string') {
+      const { code, status, param } = error.fields;
+      throw new InvalidArgumentError(error.message, code, status, { param: typeof param === 'string' ? param : null });
+    }
+    throw error;
+  }
+}
+
 /** The requested output cap: max_completion_tokens wins over max_tokens; 0 = not given. */
 export function requestedMaxTokens(r: ChatRequest): { value: number; field: 'max_completion_tokens' | 'max_tokens' } {
   if (r.max_completion_tokens != null) return { value: r.max_completion_tokens, field: 'max_completion_tokens' };
@@ -47,38 +79,48 @@ export function requestedMaxTokens(r: ChatRequest): { value: number; field: 'max
  * (docs/http-api.md#context-length-and-truncation) to the tokenized prompt. Returns the prompt the engine
  * gets (possibly its last K tokens).
  */
-export function fitPrompt(prompt: readonly number[], r: ChatRequest, maxModelLen: number): number[] {
+export function fitPrompt(prompt: ArrayLike<number>, r: ChatRequest, maxModelLen: number): number[] {
   const { value: maxOut, field } = requestedMaxTokens(r);
   if (maxOut > maxModelLen) badRequest(`${field}=${maxOut} cannot be greater than max_model_len=${maxModelLen}.`, field);
   const maxInput = maxModelLen - maxOut;
-  let tokens = [...prompt];
+  // The kept tokens are prompt[start..]; only they are copied (a refused prompt may be ~10^6 ids).
+  let start = 0;
   const k = r.truncate_prompt_tokens;
   if (k != null) {
     const keep = k === -1 ? maxInput : k;
     if (keep > maxInput) {
       badRequest(`truncate_prompt_tokens=${keep} cannot be greater than max_model_len - max_tokens = ${maxInput}. Please request a smaller truncation size.`, 'truncate_prompt_tokens');
     }
-    if (tokens.length > keep) tokens = keep === 0 ? [] : tokens.slice(tokens.length - keep);
+    if (prompt.length > keep) start = prompt.length - keep;
   }
-  if (tokens.length === 0) badRequest('The decoder prompt cannot be empty', 'messages');
-  if (tokens.length > maxInput) {
+  const n = prompt.length - start;
+  if (n === 0) badRequest('The decoder prompt cannot be empty', 'messages');
+  if (n > maxInput) {
     badRequest(
-      `You passed ${tokens.length} input tokens and requested ${maxOut} output tokens. However, the model's context length is only ${maxModelLen} tokens, resulting in a maximum input length of ${maxInput} tokens. Please reduce the length of the input prompt.`,
+      `You passed ${n} input tokens and requested ${maxOut} output tokens. However, the model's context length is only ${maxModelLen} tokens, resulting in a maximum input length of ${maxInput} tokens. Please reduce the length of the input prompt.`,
       'input_tokens',
     );
   }
-  if (tokens.length >= maxModelLen) {
+  if (n >= maxModelLen) {
     badRequest(
-      `The decoder prompt (length ${tokens.length}) plus the number of requested output tokens (at least 1) is longer than the maximum model length of ${maxModelLen}. Make sure that \`max_model_len\` is no smaller than the number of text tokens plus at least one output token.`,
+      `The decoder prompt (length ${n}) plus the number of requested output tokens (at least 1) is longer than the maximum model length of ${maxModelLen}. Make sure that \`max_model_len\` is no smaller than the number of text tokens plus at least one output token.`,
       'input_tokens',
     );
   }
-  return tokens;
+  return Array.prototype.slice.call(prompt, start) as number[];
 }
 
 function checkVocab(name: string, ids: readonly number[], vocabSize: number): void {
   const bad = ids.filter((t) => t < 0 || t >= vocabSize);
   if (bad.length > 0) badRequest(`token_id(s) [${bad.join(', ')}] in ${name} contain out-of-vocab token ids. Vocabulary size: ${vocabSize}`, name);
+}
+
+/** How bad_words are tokenized: no BOS/EOS, special-token text taken literally. */
+export const BAD_WORDS_TOKENIZE = { addSpecial: false, parseSpecial: false } as const;
+
+/** The texts bad_words tokenizes: per word (leading whitespace stripped) the bare form, then with one leading space. */
+export function badWordForms(words: readonly string[]): string[] {
+  return words.flatMap((word) => [word.trimStart(), ' ' + word.trimStart()]);
 }
 
 /**
@@ -88,13 +130,30 @@ function checkVocab(name: string, ids: readonly number[], vocabSize: number): vo
  */
 export function badWordsTokenIds(words: readonly string[], tok: TokenizerView): number[][] {
   const out: number[][] = [];
-  for (const word of words) {
-    const bare = tok.tokenize(word.trimStart(), { addSpecial: false, parseSpecial: false });
+  const forms = badWordForms(words);
+  for (let i = 0; i < forms.length; i += 2) {
+    const bare = tok.tokenize(forms[i]!, BAD_WORDS_TOKENIZE);
     if (bare.length > 0) out.push(bare);
-    const spaced = tok.tokenize(' ' + word.trimStart(), { addSpecial: false, parseSpecial: false });
+    const spaced = tok.tokenize(forms[i + 1]!, BAD_WORDS_TOKENIZE);
     if (spaced.length > 0 && bare.length > 0 && spaced[0] !== bare[0] && spaced.length === bare.length) out.push(spaced);
   }
   return out;
+}
+
+/**
+ * A TokenizerView answering from texts tokenized beforehand (off the event loop, tokenizeTexts): the
+ * request's bad_words forms. Asking for any other text is a bug of the caller.
+ */
+export function pretokenizedView(vocabSize: number, texts: readonly string[], ids: readonly ArrayLike<number>[]): TokenizerView {
+  const byText = new Map(texts.map((t, i) => [t, ids[i]!]));
+  return {
+    vocabSize,
+    tokenize: (text) => {
+      const got = byText.get(text);
+      if (!got) throw new Error(`pretokenizedView: ${JSON.stringify(text.slice(0, 40))} was not tokenized beforehand`);
+      return Array.from(got);
+    },
+  };
 }
 
 /** vLLM: 0 < t < 0.01 is raised to 0.01 (below that the softmax overflows). */

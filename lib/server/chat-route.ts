@@ -10,7 +10,8 @@ import type { ChatCompletionChunk } from '../openai/protocol.js';
 import type { StreamErrorEvent } from './types.js';
 import type { UsageRecorder } from '../store/usage.js';
 import type { Project } from './auth.js';
-import { errorEnvelope, HttpError, sendJson, sendValidation, startSse, writeSse } from './http-io.js';
+import { errorEnvelope, HttpError, sendValidation, startSse, writeSse } from './http-io.js';
+import { sendJsonInSlices } from './json-slices.js';
 import type { ModelMetrics } from './metrics.js';
 import type { ServedModel, ServerOptions } from './types.js';
 
@@ -18,6 +19,8 @@ export interface ChatContext {
   res: ServerResponse;
   body: unknown;
   project: Project;
+  /** Who the request is for (its API key, on an open server its remote address): its share of the template/schema workers. */
+  client: string;
   headers: Record<string, string>;
   models: readonly ServedModel[];
   metricsOf: (id: string) => ModelMetrics;
@@ -77,7 +80,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   });
   if (ctx.stop?.aborted) controller.abort();
   const metrics = ctx.metricsOf(served.id);
-  const call = { signal: controller.signal, project: `${ctx.project.team}/${ctx.project.project}` };
+  const call = { signal: controller.signal, project: `${ctx.project.team}/${ctx.project.project}`, client: ctx.client };
   const started = performance.now();
   const count = (u: UsageLike | null | undefined): void => {
     ctx.onTokens?.((u?.prompt_tokens ?? 0) + (u?.completion_tokens ?? 0));
@@ -103,7 +106,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
     metrics.e2e.observe((performance.now() - started) / 1000);
     for (const c of response.choices) metrics.finished(controller.signal.aborted ? 'abort' : String(c.finish_reason ?? 'stop'));
     count(response.usage);
-    sendJson(res, 200, response, ctx.headers);
+    await sendJsonInSlices(res, 200, response, ctx.headers);
     return;
   }
 

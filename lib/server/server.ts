@@ -11,6 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseJsonBody } from '../openai/validate.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { UsageRecorder } from '../store/usage.js';
+import { OverloadedError } from '../engine/errors.js';
+import { tokenizeGate, workPool } from '../workers/offload.js';
 import { KeyChecker, parseProject } from './auth.js';
 import { openApiDocument } from './openapi.js';
 import { RateLimiter } from './rate-limit.js';
@@ -18,6 +20,7 @@ import { errorResponse, handleChat } from './chat-route.js';
 import { HttpError, isJsonContentType, readBody, sendError, sendJson, sendValidation } from './http-io.js';
 import { handleTrajectoryLog } from './log-route.js';
 import { ModelMetrics, renderMetrics } from './metrics.js';
+import { EventLoopDelay, renderProcessMetrics } from './process-metrics.js';
 import type { LogLevel, ServedModel, ServerOptions, UsageReport } from './types.js';
 
 export interface TokenmillServer extends http.Server {
@@ -107,6 +110,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
   let openapi: string | null = null;
   // Aborted when the drain timeout runs out: running chat requests end with finish_reason 'abort'.
   const stopping = new AbortController();
+  const loopDelay = new EventLoopDelay();
 
   const ready = Promise.resolve(options.models).then((list) => {
     if (list.length === 0) throw new Error('createServer: at least one model is needed');
@@ -158,7 +162,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
             return null;
           }
         },
-      })));
+      }))) + renderProcessMetrics({ loop: loopDelay, workPool: workPool().stats(), tokenize: tokenizeGate().stats() });
       res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
       res.end(text);
       return;
@@ -193,8 +197,10 @@ export function createServer(options: ServerOptions): TokenmillServer {
       return;
     }
     if (r.handler === 'chat') {
+      // Fair shares of the template/schema workers go by API key, on an open server by remote address.
+      const client = caller === null || caller === 'open' ? `addr:${req.socket.remoteAddress ?? 'unknown'}` : caller;
       await handleChat({
-        res, body: parsed.value, project, headers, models: served, metricsOf, usage: store()?.usage ?? null, options,
+        res, body: parsed.value, project, client, headers, models: served, metricsOf, usage: store()?.usage ?? null, options,
         onError: (e) => log('error', `request ${requestId}: ${String((e as Error)?.stack ?? e)}`),
         onTokens: (n) => limiter.charge(caller!, n),
         stop: stopping.signal,
@@ -223,7 +229,8 @@ export function createServer(options: ServerOptions): TokenmillServer {
         res.end();
         return;
       }
-      const extra = error instanceof HttpError ? error.headers : {};
+      const extra = error instanceof HttpError ? error.headers
+        : error instanceof OverloadedError ? { 'Retry-After': String(error.retryAfterSeconds) } : {};
       if (status === 422 && (body as { detail?: unknown }).detail) sendJson(res, 422, body, extra);
       else sendJson(res, status, body, extra);
       if (extra.Connection === 'close') res.once('finish', () => req.socket.destroy());
@@ -277,6 +284,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
     },
   });
   server.once('close', () => {
+    loopDelay.close();
     if (!drained) closeStore();
   });
   return server;

@@ -8,6 +8,8 @@ export interface ChatCallOptions {
   signal?: AbortSignal;
   /** `<team>/<project>` from the OpenAI-Project header (default/default when absent). */
   project?: string;
+  /** Who the request is for (its API key's hash, else its remote address): fair sharing of workers. */
+  client?: string;
 }
 
 /** What the HTTP layer needs from an engine: the chat layer plus stats and the model's facts. */

@@ -86,6 +86,58 @@ private:
     bool ok_ = false;
 };
 
+// NOTE(addon/tokenize-many): tokenizes a list of texts on a libuv worker thread, so a request's long
+// prompt (megabytes take hundreds of milliseconds) or long bad_words list never holds the JS thread.
+// The texts are copied to UTF-8 on the JS thread (a memcpy-speed pass); the vocabulary is immutable and
+// shared, so several of these may run at once. Resolves with one Int32Array per text.
+class tokenize_many_worker : public Napi::AsyncWorker {
+public:
+    tokenize_many_worker(Napi::Env env, std::shared_ptr<const model> m, std::vector<std::string> texts, bool add_special, bool parse_special)
+        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), model_(std::move(m)),
+          texts_(std::move(texts)), add_special_(add_special), parse_special_(parse_special) {}
+
+    Napi::Promise promise() { return deferred_.Promise(); }
+
+    void Execute() override {
+        ok_ = capture_error([&] {
+            ids_.resize(texts_.size());
+            for (size_t i = 0; i < texts_.size(); ++i) model_->vocab->tokenize(texts_[i], add_special_, parse_special_, ids_[i]);
+        }, failure_);
+    }
+
+    void OnOK() override {
+        Napi::Env env = Env();
+        if (!ok_) {
+            deferred_.Reject(make_error(env, failure_.code, failure_.message).Value());
+            return;
+        }
+        Napi::Value result = guard(env, [&]() -> Napi::Value {
+            Napi::Array out = Napi::Array::New(env, ids_.size());
+            for (size_t i = 0; i < ids_.size(); ++i) {
+                Napi::Int32Array a = Napi::Int32Array::New(env, ids_[i].size());
+                std::copy(ids_[i].begin(), ids_[i].end(), a.Data());
+                out.Set(uint32_t(i), a);
+            }
+            return out;
+        });
+        if (env.IsExceptionPending()) {
+            deferred_.Reject(env.GetAndClearPendingException().Value());
+        } else {
+            deferred_.Resolve(result);
+        }
+    }
+
+private:
+    Napi::Promise::Deferred deferred_;
+    std::shared_ptr<const model> model_;
+    std::vector<std::string> texts_;
+    bool add_special_;
+    bool parse_special_;
+    std::vector<std::vector<int32_t>> ids_;
+    captured_error failure_;
+    bool ok_ = false;
+};
+
 Napi::Value nullable_id(Napi::Env env, int32_t id) {
     return id < 0 ? env.Null() : Napi::Number::New(env, id);
 }
@@ -121,6 +173,7 @@ Napi::Function js_model::define(Napi::Env env) {
     return DefineClass(env, "NativeModel", {
         InstanceMethod<&js_model::info>("info"),
         InstanceMethod<&js_model::tokenize>("tokenize"),
+        InstanceMethod<&js_model::tokenize_many>("tokenizeMany"),
         InstanceMethod<&js_model::detokenize>("detokenize"),
         InstanceMethod<&js_model::token_piece>("tokenPiece"),
         InstanceMethod<&js_model::evaluate_logits>("evaluate"),
@@ -211,6 +264,22 @@ Napi::Value js_model::tokenize(const Napi::CallbackInfo & info) {
         Napi::Int32Array out = Napi::Int32Array::New(env, ids.size());
         std::copy(ids.begin(), ids.end(), out.Data());
         return out;
+    });
+}
+
+Napi::Value js_model::tokenize_many(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    return guard(env, [&]() -> Napi::Value {
+        auto m = get();
+        TM_CHECK(info[0].IsArray(), invalid_argument, "Expected an array of strings for texts");
+        Napi::Array list = info[0].As<Napi::Array>();
+        std::vector<std::string> texts;
+        texts.reserve(list.Length());
+        for (uint32_t i = 0; i < list.Length(); ++i) texts.push_back(require_string(list.Get(i), ("texts[" + std::to_string(i) + "]").c_str()));
+        auto * worker = new tokenize_many_worker(env, std::move(m), std::move(texts), info[1].ToBoolean().Value(), info[2].ToBoolean().Value());
+        Napi::Promise promise = worker->promise();
+        worker->Queue();
+        return promise;
     });
 }
 

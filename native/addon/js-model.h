@@ -23,6 +23,7 @@ public:
 private:
     Napi::Value info(const Napi::CallbackInfo & info);
     Napi::Value tokenize(const Napi::CallbackInfo & info);
+    Napi::Value tokenize_many(const Napi::CallbackInfo & info);   // (texts, addSpecial, parseSpecial) → Promise<Int32Array[]>
     Napi::Value detokenize(const Napi::CallbackInfo & info);
     Napi::Value token_piece(const Napi::CallbackInfo & info);
     Napi::Value evaluate_logits(const Napi::CallbackInfo & info);

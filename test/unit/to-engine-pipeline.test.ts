@@ -1,4 +1,4 @@
-// The chat pipeline (prepareChat → runChat / runChatStream) over a scripted core engine and a toy
+// The chat pipeline (checkChat → prepareChat → runChat / runChatStream) over a scripted core engine and a toy
 // model, without the addon: what reaches generate (n, seed, prompt ids), engine failures
 // before and after output, abort on an early break, tool calls and reasoning, the usage hook.
 import { describe, expect, test } from 'vitest';
@@ -6,7 +6,7 @@ import type { GenerateEvent, GenerateOptions } from '../../lib/engine/engine.js'
 import { EngineError, GrammarError, TokenmillError } from '../../lib/engine/errors.js';
 import type { Grammar } from '../../lib/engine/grammar.js';
 import type { GenerateRequest } from '../../lib/engine/generate-request.js';
-import { prepareChat, runChat, runChatStream } from '../../lib/openai/chat-completions.js';
+import { checkChat, prepareChat, runChat, runChatStream } from '../../lib/openai/chat-completions.js';
 import type { ChatContext, ChatModel, ChatStreamItem, ChatUsageRecord } from '../../lib/openai/chat-completions.js';
 import type { ChatCompletionChunk } from '../../lib/openai/protocol.js';
 
@@ -85,6 +85,8 @@ function fixture(script: Script, template = '{% for m in messages %}{{ m.content
   return { ctx, calls, signals, usage, untilUsage };
 }
 
+/** checkChat then prepareChat, as Engine.chat does. */
+const prep = (ctx: ChatContext, b: unknown) => prepareChat(ctx, checkChat(ctx, b));
 const body = (extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content: 'hi' }], ...extra });
 
 async function drain(it: AsyncIterable<ChatStreamItem>): Promise<ChatStreamItem[]> {
@@ -96,7 +98,7 @@ async function drain(it: AsyncIterable<ChatStreamItem>): Promise<ChatStreamItem[
 describe('chat pipeline over a scripted engine', () => {
   test('n=3 with a seed: one generate call with n and the seed (the engine forks the choices)', async () => {
     const f = fixture((_req, choice) => [text('a'), end(String(choice), 2)]);
-    const r = await runChat(f.ctx, prepareChat(f.ctx, body({ n: 3, seed: 5, max_tokens: 4 })));
+    const r = await runChat(f.ctx, await prep(f.ctx, body({ n: 3, seed: 5, max_tokens: 4 })));
     expect(f.calls.map((c) => [c.seed, c.n])).toEqual([[5, 3]]);
     expect(f.calls[0]!.promptTokens).toEqual([104, 105]);
     expect(f.calls[0]!.maxTokens).toBe(4);
@@ -109,22 +111,22 @@ describe('chat pipeline over a scripted engine', () => {
   test('an engine error before any output is a thrown 500 (chat and chatStream)', async () => {
     const failing: Script = () => [{ index: 0, tokenIds: [], text: '', finishReason: 'error', error: new EngineError('kv exploded', 'engine_fault', 500) }];
     const f = fixture(failing);
-    const e = await runChat(f.ctx, prepareChat(f.ctx, body())).catch((x: unknown) => x);
+    const e = await runChat(f.ctx, await prep(f.ctx, body())).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(TokenmillError);
     expect((e as TokenmillError).status).toBe(500);
-    const s = runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true })));
+    const s = runChatStream(f.ctx, await prep(f.ctx, body({ stream: true })));
     const e2 = await s.next().catch((x: unknown) => x);
     expect((e2 as TokenmillError).status).toBe(500);
     // Without an error object the engine's failure is still a 500.
     const g = fixture(() => [{ index: 0, tokenIds: [], text: '', finishReason: 'error' }]);
-    expect(((await runChat(g.ctx, prepareChat(g.ctx, body())).catch((x: unknown) => x)) as TokenmillError).message).toBe('Internal server error');
+    expect(((await runChat(g.ctx, await prep(g.ctx, body())).catch((x: unknown) => x)) as TokenmillError).message).toBe('Internal server error');
   });
 
   test('an engine error after output: a non-stream 500; in a stream one error event, then the end', async () => {
     const script: Script = () => [text('ab'), { index: 0, tokenIds: [], text: '', finishReason: 'error' }];
     const f = fixture(script);
-    expect(((await runChat(f.ctx, prepareChat(f.ctx, body())).catch((x: unknown) => x)) as TokenmillError).status).toBe(500);
-    const items = await drain(runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true }))));
+    expect(((await runChat(f.ctx, await prep(f.ctx, body())).catch((x: unknown) => x)) as TokenmillError).status).toBe(500);
+    const items = await drain(runChatStream(f.ctx, await prep(f.ctx, body({ stream: true }))));
     expect(items).toHaveLength(3);
     expect((items[0] as ChatCompletionChunk).choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
     expect((items[1] as ChatCompletionChunk).choices[0]!.delta).toEqual({ content: 'ab' });
@@ -147,7 +149,7 @@ describe('chat pipeline over a scripted engine', () => {
 
   test('breaking out of a stream aborts every choice', async () => {
     const f = fixture(() => Array.from({ length: 50 }, () => text('x')));
-    for await (const c of runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true, n: 2, temperature: 1 })))) {
+    for await (const c of runChatStream(f.ctx, await prep(f.ctx, body({ stream: true, n: 2, temperature: 1 })))) {
       if ('choices' in c && c.choices[0]?.delta.content) break;
     }
     expect(f.signals).toHaveLength(1);
@@ -161,16 +163,16 @@ describe('chat pipeline over a scripted engine', () => {
     const tpl = '{% for m in messages %}{{ m.content }}{% endfor %}{# <tool_call> #}';
     const out = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>';
     const f = fixture(() => [text(out.slice(0, 20)), end(out.slice(20), out.length)], tpl);
-    const r = await runChat(f.ctx, prepareChat(f.ctx, body()));
+    const r = await runChat(f.ctx, await prep(f.ctx, body()));
     expect(r.choices[0]!.finish_reason).toBe('tool_calls');
     expect(r.choices[0]!.message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }]);
-    const chunks = (await drain(runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true }))))) as ChatCompletionChunk[];
+    const chunks = (await drain(runChatStream(f.ctx, await prep(f.ctx, body({ stream: true }))))) as ChatCompletionChunk[];
     const calls = chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? []));
     expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather' } });
     expect(calls.map((c) => c.function.arguments ?? '').join('')).toBe('{"city": "Oslo"}');
     expect(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('tool_calls');
     // tool_choice "none": nothing parsed.
-    const none = await runChat(f.ctx, prepareChat(f.ctx, body({ tool_choice: 'none' })));
+    const none = await runChat(f.ctx, await prep(f.ctx, body({ tool_choice: 'none' })));
     expect(none.choices[0]!.message.content).toBe(out);
     expect(none.choices[0]!.finish_reason).toBe('stop');
   });
@@ -178,33 +180,33 @@ describe('chat pipeline over a scripted engine', () => {
   test('reasoning is split when the template emits think tags; include_reasoning false drops it', async () => {
     const tpl = '{% for m in messages %}{{ m.content }}{% endfor %}{# <think></think> #}';
     const f = fixture(() => [text('<think>hmm'), end('</think>Yes.', 4)], tpl);
-    const r = await runChat(f.ctx, prepareChat(f.ctx, body()));
+    const r = await runChat(f.ctx, await prep(f.ctx, body()));
     expect(r.choices[0]!.message.reasoning).toBe('hmm');
     expect(r.choices[0]!.message.content).toBe('Yes.');
-    const dropped = await runChat(f.ctx, prepareChat(f.ctx, body({ include_reasoning: false })));
+    const dropped = await runChat(f.ctx, await prep(f.ctx, body({ include_reasoning: false })));
     expect(dropped.choices[0]!.message).not.toHaveProperty('reasoning');
     expect(dropped.choices[0]!.message.content).toBe('Yes.');
   });
 
   test('a refused request chat_template and bos/eos text reach the template', async () => {
     const f = fixture(() => [end('ok', 1)], '{{ bos_token }}|{{ messages[0].content }}|{{ eos_token }}');
-    await runChat(f.ctx, prepareChat(f.ctx, body()));
+    await runChat(f.ctx, await prep(f.ctx, body()));
     expect(f.calls[0]!.promptTokens).toEqual([...'\u0001|hi|\u0002'].map((c) => c.charCodeAt(0)));
     f.ctx.allowRequestChatTemplate = false;
-    const e = (() => { try { prepareChat(f.ctx, body({ chat_template: 'x' })); } catch (x) { return x as TokenmillError; } return null; })();
+    const e = await prep(f.ctx, body({ chat_template: 'x' })).then(() => null, (x: unknown) => x as TokenmillError);
     expect(e?.status).toBe(400);
   });
 
   test('non-text content parts: 400 naming the message (multimodal vs unknown types); system messages ignore them', async () => {
     const f = fixture(() => [end('ok', 1)]);
-    const fail = (messages: unknown[]) => { try { prepareChat(f.ctx, { messages }); } catch (x) { return x as TokenmillError; } return null; };
-    const image = fail([{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:,' } }] }]);
+    const fail = (messages: unknown[]) => prep(f.ctx, { messages }).then(() => null, (x: unknown) => x as TokenmillError);
+    const image = await fail([{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:,' } }] }]);
     expect(image?.status).toBe(400);
     expect(image?.message).toBe("messages[0]: content parts of type 'image_url' are not supported; this model accepts text only.");
     expect(image?.param).toBe('messages');
-    const odd = fail([{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'hologram' }] }]);
+    const odd = await fail([{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'hologram' }] }]);
     expect(odd?.message).toBe('messages[1]: Unknown part type: hologram');
-    const sys = prepareChat(f.ctx, { messages: [{ role: 'system', content: [{ type: 'text', text: 'be brief' }, { type: 'image_url', image_url: { url: 'x' } }] }, { role: 'user', content: 'hi' }] });
+    const sys = await prep(f.ctx, { messages: [{ role: 'system', content: [{ type: 'text', text: 'be brief' }, { type: 'image_url', image_url: { url: 'x' } }] }, { role: 'user', content: 'hi' }] });
     await runChat(f.ctx, sys);
     expect(String.fromCharCode(...f.calls[0]!.promptTokens)).toContain('be brief');
   });
@@ -228,18 +230,18 @@ describe('the structured-outputs grammar compiles asynchronously', () => {
   test('runChat and runChatStream await the compile and submit the compiled grammar', async () => {
     const f = fixture(() => [end('yes', 1)]);
     const compiled = withGrammars(f);
-    const p = prepareChat(f.ctx, body({ structured_outputs: { grammar: 'root ::= "yes"' } }));
+    const p = await prep(f.ctx, body({ structured_outputs: { grammar: 'root ::= "yes"' } }));
     expect(compiled).toEqual(['root ::= "yes"']);
     expect(p.grammar).toBeInstanceOf(Promise);
     expect(p.generate).not.toHaveProperty('grammar');
     const r = await runChat(f.ctx, p);
     expect(r.choices[0]!.message.content).toBe('yes');
     expect((f.calls[0]!.grammar as unknown as { text: string }).text).toBe('root ::= "yes"');
-    const items = await drain(runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true, structured_outputs: { grammar: 'root ::= "no"' } }))));
+    const items = await drain(runChatStream(f.ctx, await prep(f.ctx, body({ stream: true, structured_outputs: { grammar: 'root ::= "no"' } }))));
     expect(items.length).toBeGreaterThan(0);
     expect((f.calls[1]!.grammar as unknown as { text: string }).text).toBe('root ::= "no"');
     // Without structured outputs there is nothing to await and no grammar.
-    const plain = prepareChat(f.ctx, body());
+    const plain = await prep(f.ctx, body());
     expect(plain.grammar).toBeNull();
     await runChat(f.ctx, plain);
     expect(f.calls[2]).not.toHaveProperty('grammar');
@@ -249,35 +251,35 @@ describe('the structured-outputs grammar compiles asynchronously', () => {
     const f = fixture(() => [end('x', 1)]);
     withGrammars(f);
     const bad = { structured_outputs: { grammar: 'oops' } };
-    const p = prepareChat(f.ctx, body(bad)); // does not throw: the compile is still running
+    const p = await prep(f.ctx, body(bad)); // does not reject: the compile is still running
     const e = await runChat(f.ctx, p).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(GrammarError);
     expect((e as GrammarError).status).toBe(400);
-    const s = runChatStream(f.ctx, prepareChat(f.ctx, body({ stream: true, ...bad })));
+    const s = runChatStream(f.ctx, await prep(f.ctx, body({ stream: true, ...bad })));
     const e2 = await s.next().catch((x: unknown) => x);
     expect(e2).toBeInstanceOf(GrammarError);
     expect(f.calls).toHaveLength(0);
     expect(f.usage).toHaveLength(0);
     // A prepared request that is never run leaves no unhandled rejection behind (vitest would fail the run).
-    prepareChat(f.ctx, body(bad));
+    await prep(f.ctx, body(bad));
     await new Promise((r) => setTimeout(r, 10));
   });
 
-  test('error order holds: 422, 404 and earlier 400s throw synchronously without compiling', () => {
+  test('error order holds: 422, 404 and earlier 400s fail the request without compiling', async () => {
     const f = fixture(() => [end('x', 1)]);
     const compiled = withGrammars(f);
     const g = { structured_outputs: { grammar: 'oops' } };
-    const status = (b: unknown): number | undefined => { try { prepareChat(f.ctx, b); } catch (x) { return (x as TokenmillError).status; } return undefined; };
-    expect(status({ ...body(g), n: 0 })).toBe(422);
-    expect(status(body({ ...g, model: 'nope' }))).toBe(404);
-    expect(status(body({ ...g, priority: 1 }))).toBe(400);
-    expect(status(body({ ...g, max_completion_tokens: 1000 }))).toBe(400);
+    const status = (b: unknown): Promise<number | undefined> => Promise.resolve().then(() => prep(f.ctx, b)).then(() => undefined, (x: unknown) => (x as TokenmillError).status);
+    expect(await status({ ...body(g), n: 0 })).toBe(422);
+    expect(await status(body({ ...g, model: 'nope' }))).toBe(404);
+    expect(await status(body({ ...g, priority: 1 }))).toBe(400);
+    expect(await status(body({ ...g, max_completion_tokens: 1000 }))).toBe(400);
     expect(compiled).toEqual([]);
     // Otherwise the bad grammar is only seen when the run awaits it.
-    expect(status(body(g))).toBeUndefined();
+    expect(await status(body(g))).toBeUndefined();
     expect(compiled).toEqual(['oops']);
     // A model without compileGrammar refuses structured outputs with a 400, synchronously.
     f.ctx.model = fixture(() => []).ctx.model;
-    expect(status(body(g))).toBe(400);
+    expect(await status(body(g))).toBe(400);
   });
 });
