@@ -20,9 +20,12 @@ export {
   InternalError,
   NotFoundError,
   GrammarError,
+  OverloadedError,
 } from './engine/errors.js';
 export { RequestValidationError } from './openai/validate.js';
 export { TemplateError } from './chat/template.js';
+export { configureWorkPool } from './workers/offload.js';
+export type { WorkPoolOptions } from './workers/work-pool.js';
 export { createServer } from './server/server.js';
 export type { TokenmillServer } from './server/server.js';
 export type { ServerOptions, ServedModel, ChatEngineLike, LogLevel } from './server/types.js';
