@@ -27,7 +27,7 @@ const ATTACKER = 'sk-attacker';
 const RAW_TEMPLATE = "{{ messages[0]['content'] }}";
 const ROUNDS = 3;
 const CONTROL_MS = 12_000;
-const TEMPLATE_BOMB = "{% for i in range(999999) %}{% for j in range(999999) %}{{ '' }}{% endfor %}{% endfor %}";
+const TEMPLATE_BOMB = "{% for i in range(99999) %}{% for j in range(99999) %}{{ '' }}{% endfor %}{% endfor %}";
 
 /** A 1.3 KB schema whose allOf/$ref expansion doubles at each of `depth` levels. */
 function schemaBomb(depth: number): Record<string, unknown> {

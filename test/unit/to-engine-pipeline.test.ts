@@ -136,15 +136,15 @@ describe('chat pipeline over a scripted engine', () => {
   test('engine failures the request caused (admission refusal, a grammar that cannot go on) are 400s with the engine\'s message', async () => {
     for (const error of [new GrammarError('grammar: too ambiguous to follow', 'grammar_invalid', 400), new EngineError('n must be between 1 and maxNumSeqs (64), got 65', 'invalid_argument', 400)]) {
       const before = fixture(() => [{ index: 0, tokenIds: [], text: '', finishReason: 'error', error }]);
-      const e = (await runChat(before.ctx, prepareChat(before.ctx, body())).catch((x: unknown) => x)) as TokenmillError;
+      const e = (await runChat(before.ctx, await prep(before.ctx, body())).catch((x: unknown) => x)) as TokenmillError;
       expect([e.status, e.message]).toEqual([400, error.message]);
       const after = fixture(() => [text('ab'), { index: 0, tokenIds: [], text: '', finishReason: 'error', error }]);
-      const items = await drain(runChatStream(after.ctx, prepareChat(after.ctx, body({ stream: true }))));
+      const items = await drain(runChatStream(after.ctx, await prep(after.ctx, body({ stream: true }))));
       expect(items.at(-1)).toEqual({ error: { message: error.message, type: 'BadRequestError', param: null, code: 400 } });
     }
     // Other codes below 500 (an engine closed under the request) stay server errors.
     const closed = fixture(() => [{ index: 0, tokenIds: [], text: '', finishReason: 'error', error: new EngineError('engine is closed', 'disposed', 400) }]);
-    expect(((await runChat(closed.ctx, prepareChat(closed.ctx, body())).catch((x: unknown) => x)) as TokenmillError).status).toBe(500);
+    expect(((await runChat(closed.ctx, await prep(closed.ctx, body())).catch((x: unknown) => x)) as TokenmillError).status).toBe(500);
   });
 
   test('breaking out of a stream aborts every choice', async () => {
