@@ -35,7 +35,7 @@ export interface GenerateRequest {
   spacesBetweenSpecialTokens?: boolean;
   logitBias?: Readonly<Record<string, number>>;
   allowedTokenIds?: readonly number[];
-  badWordsTokenIds?: readonly (readonly number[])[];
+  badWordsTokenIds?: readonly (readonly number[] | Int32Array)[];
   xargs?: Readonly<Record<string, unknown>>;
   /** vLLM's repetition_detection: stop with finishReason 'repetition' when the output ends in a repeated pattern. */
   repetitionDetection?: { maxPatternSize?: number; minPatternSize?: number; minCount?: number };
@@ -89,6 +89,16 @@ function checked(f: NumericField, v: unknown, name: string = f.key): number | un
   if (v === undefined || v === null) return undefined;
   if (!inRange(f, v)) fail(`${f.kind === 'int' ? 'an integer' : 'a number'} in ${rangeText(f)}`, name, v);
   return f.kind === 'float' ? toFloat32Safe(v) : v;
+}
+
+/**
+ * A list of token ids as the addon takes it: an Int32Array passes as it is (checked, not copied: a
+ * request's bad_words may carry a million ids), anything else as ids() checks it.
+ */
+function idList(name: string, v: unknown): number[] | Int32Array {
+  if (!(v instanceof Int32Array)) return ids(name, v) ?? [];
+  for (let i = 0; i < v.length; i++) if (v[i]! < 0) fail('an array of token ids', name, v);
+  return v;
 }
 
 function ids(name: string, v: unknown): number[] | undefined {
@@ -150,7 +160,7 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
     spacesBetweenSpecialTokens: r.spacesBetweenSpecialTokens,
     logitBias,
     allowedTokenIds: ids('allowedTokenIds', r.allowedTokenIds),
-    badWordsTokenIds: r.badWordsTokenIds?.map((w, i) => ids(`badWordsTokenIds[${i}]`, w) ?? []),
+    badWordsTokenIds: r.badWordsTokenIds?.map((w, i) => idList(`badWordsTokenIds[${i}]`, w)),
     xargs: r.xargs ? { ...r.xargs } : undefined,
     grammar: grammarOf(r.grammar),
     grammarAfter: grammarAfterOf(r),

@@ -162,7 +162,7 @@ export interface NativeRequest {
   spacesBetweenSpecialTokens?: boolean;
   logitBias?: [number, number][];
   allowedTokenIds?: number[];
-  badWordsTokenIds?: number[][];
+  badWordsTokenIds?: (number[] | Int32Array)[];
   xargs?: Record<string, unknown>;
   repetitionDetection?: { maxPatternSize: number; minPatternSize: number; minCount: number };
   /** Grammar-constrained decoding; compiled for the engine's model. */

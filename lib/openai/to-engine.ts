@@ -18,7 +18,7 @@ import type { ChatRequest } from './validate.js';
 /** What the mapping needs from a model. */
 export interface TokenizerView {
   vocabSize: number;
-  tokenize(text: string, options: { addSpecial: boolean; parseSpecial: boolean }): number[];
+  tokenize(text: string, options: { addSpecial: boolean; parseSpecial: boolean }): number[] | Int32Array;
 }
 
 function badRequest(message: string, param: string | null = null): never {
@@ -128,8 +128,8 @@ export function badWordForms(words: readonly string[]): string[] {
  * tokenized as is and with one leading space; the spaced form is kept only when it yields a different
  * first token with the same number of tokens (a distinct word-start token, not a split).
  */
-export function badWordsTokenIds(words: readonly string[], tok: TokenizerView): number[][] {
-  const out: number[][] = [];
+export function badWordsTokenIds(words: readonly string[], tok: TokenizerView): (number[] | Int32Array)[] {
+  const out: (number[] | Int32Array)[] = [];
   const forms = badWordForms(words);
   for (let i = 0; i < forms.length; i += 2) {
     const bare = tok.tokenize(forms[i]!, BAD_WORDS_TOKENIZE);
@@ -142,16 +142,18 @@ export function badWordsTokenIds(words: readonly string[], tok: TokenizerView): 
 
 /**
  * A TokenizerView answering from texts tokenized beforehand (off the event loop, tokenizeTexts): the
- * request's bad_words forms. Asking for any other text is a bug of the caller.
+ * request's bad_words forms, handed on as the Int32Arrays they came as (a maximal bad_words list is
+ * over a million ids: copying them to arrays held the event loop for tens of ms). Asking for any other
+ * text is a bug of the caller.
  */
-export function pretokenizedView(vocabSize: number, texts: readonly string[], ids: readonly ArrayLike<number>[]): TokenizerView {
+export function pretokenizedView(vocabSize: number, texts: readonly string[], ids: readonly (number[] | Int32Array)[]): TokenizerView {
   const byText = new Map(texts.map((t, i) => [t, ids[i]!]));
   return {
     vocabSize,
     tokenize: (text) => {
       const got = byText.get(text);
       if (!got) throw new Error(`pretokenizedView: ${JSON.stringify(text.slice(0, 40))} was not tokenized beforehand`);
-      return Array.from(got);
+      return got;
     },
   };
 }

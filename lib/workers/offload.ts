@@ -24,7 +24,7 @@ function defaultPoolOptions(): WorkPoolOptions {
   return {
     size,
     perClient: Math.max(1, Math.floor(size / 2)),
-    waitingPerClient: 8,
+    waitingPerClient: 32,
     waitingTotal: 256,
     memoryMb: 256,
     retryAfterSeconds: Math.ceil(Math.max(RENDER_TIME_MS, CONVERSION_TIME_MS) / 1000),
@@ -54,6 +54,6 @@ export function configureWorkPool(options: Partial<WorkPoolOptions>): void {
  * file I/O): two at a time, one per client.
  */
 export function tokenizeGate(): FairGate {
-  tokenize ??= new FairGate({ slots: 2, perClient: 1, waitingPerClient: 8, waitingTotal: 256, retryAfterSeconds: 1 }, 'tokenization');
+  tokenize ??= new FairGate({ slots: 2, perClient: 1, waitingPerClient: 32, waitingTotal: 256, retryAfterSeconds: 1 }, 'tokenization');
   return tokenize;
 }

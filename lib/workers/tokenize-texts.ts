@@ -20,7 +20,7 @@ export interface TextTokenizer {
 }
 
 /** One id list per text. */
-export async function tokenizeTexts(model: TextTokenizer, texts: readonly string[], options: TokenizeFlags, work: WorkOptions = {}): Promise<ArrayLike<number>[]> {
+export async function tokenizeTexts(model: TextTokenizer, texts: readonly string[], options: TokenizeFlags, work: WorkOptions = {}): Promise<(number[] | Int32Array)[]> {
   const chars = texts.reduce((n, t) => n + t.length, 0);
   if (chars <= INLINE_TOKENIZE_CHARS || !model.tokenizeMany) return texts.map((t) => model.tokenize(t, options));
   const release = await tokenizeGate().acquire(work.client ?? '');
