@@ -4,6 +4,8 @@
 // The values follow ggml's block structs (e.g. Q4_K = 2 halves + 12 scale bytes + 128 nibble bytes).
 #include "gguf/ggml-types.h"
 
+#include <string>
+
 namespace tmill {
 
 namespace {
@@ -58,20 +60,41 @@ ggml_type_traits ggml_type_info(uint32_t type_id) {
     return {nullptr, 0, 0};
 }
 
+std::string ggml_type_describe(uint32_t type_id) {
+    const char * name = ggml_type_info(type_id).name;
+    return name ? std::string(name) : "unknown type id " + std::to_string(type_id);
+}
+
 bool ggml_type_supported(ggml_type type) {
     switch (type) {
         case ggml_type::f32:
         case ggml_type::f16:
         case ggml_type::bf16:
-        case ggml_type::q8_0:
         case ggml_type::q4_0:
+        case ggml_type::q4_1:
+        case ggml_type::q5_0:
+        case ggml_type::q5_1:
+        case ggml_type::q8_0:
+        case ggml_type::q2_k:
+        case ggml_type::q3_k:
         case ggml_type::q4_k:
         case ggml_type::q5_k:
         case ggml_type::q6_k:
+        case ggml_type::iq4_nl:
+        case ggml_type::iq4_xs:
             return true;
         default:
             return false;
     }
+}
+
+std::string ggml_supported_type_names() {
+    std::string out;
+    for (const auto & e : k_types) {
+        if (!ggml_type_supported(ggml_type(e.id))) continue;
+        out += (out.empty() ? "" : ", ") + std::string(e.traits.name);
+    }
+    return out;
 }
 
 } // namespace tmill

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace tmill {
 
@@ -23,7 +24,13 @@ struct ggml_type_traits {
 // Traits for a raw type id from a file; name == nullptr when the id is unknown.
 ggml_type_traits ggml_type_info(uint32_t type_id);
 
-// True for the types tokenmill's kernels compute with (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K).
+// A type for messages: its name ("q4_1"), or "unknown type id N".
+std::string ggml_type_describe(uint32_t type_id);
+
+// True for the weight types tokenmill's kernels compute with (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
 bool ggml_type_supported(ggml_type type);
+// Those types' names, comma-separated, for error messages ("f32, f16, q4_0, ...").
+std::string ggml_supported_type_names();
 
 } // namespace tmill

@@ -10,9 +10,16 @@
     X(matmul_bf16, matmul_rows_kernel)          \
     X(matmul_q8_0, matmul_rows_kernel)          \
     X(matmul_q4_0, matmul_rows_kernel)          \
+    X(matmul_q4_1, matmul_rows_kernel)          \
+    X(matmul_q5_0, matmul_rows_kernel)          \
+    X(matmul_q5_1, matmul_rows_kernel)          \
+    X(matmul_iq4_nl, matmul_rows_kernel)        \
+    X(matmul_q2_k, matmul_rows_kernel)          \
+    X(matmul_q3_k, matmul_rows_kernel)          \
     X(matmul_q4_k, matmul_rows_kernel)          \
     X(matmul_q5_k, matmul_rows_kernel)          \
     X(matmul_q6_k, matmul_rows_kernel)          \
+    X(matmul_iq4_xs, matmul_rows_kernel)        \
     X(quantize_q8_0, quantize_kernel)           \
     X(rmsnorm, rmsnorm_kernel)                  \
     X(silu_mul, binary_kernel)                  \

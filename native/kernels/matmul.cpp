@@ -32,13 +32,19 @@ matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type) {
         case ggml_type::bf16: return k.matmul_bf16;
         case ggml_type::q8_0: return k.matmul_q8_0;
         case ggml_type::q4_0: return k.matmul_q4_0;
+        case ggml_type::q4_1: return k.matmul_q4_1;
+        case ggml_type::q5_0: return k.matmul_q5_0;
+        case ggml_type::q5_1: return k.matmul_q5_1;
+        case ggml_type::iq4_nl: return k.matmul_iq4_nl;
+        case ggml_type::q2_k: return k.matmul_q2_k;
+        case ggml_type::q3_k: return k.matmul_q3_k;
         case ggml_type::q4_k: return k.matmul_q4_k;
         case ggml_type::q5_k: return k.matmul_q5_k;
         case ggml_type::q6_k: return k.matmul_q6_k;
+        case ggml_type::iq4_xs: return k.matmul_iq4_xs;
         default: break;
     }
-    throw error(error_code::invalid_argument,
-                "matmul: unsupported weight type id " + std::to_string(uint32_t(type)));
+    throw error(error_code::invalid_argument, "matmul: unsupported weight type " + ggml_type_describe(uint32_t(type)));
 }
 
 const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_type type, int64_t n_in,

@@ -37,7 +37,7 @@ public:
         } else {
             TM_CHECK(ggml_type_supported(t->type), gguf_unsupported,
                      file_.path() + ": tensor '" + name + "' has type " + type_name +
-                     ", which tokenmill does not support (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)");
+                     ", which tokenmill does not support (supported: " + ggml_supported_type_names() + ")");
         }
         weight w;
         w.type = t->type;

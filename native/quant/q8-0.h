@@ -20,5 +20,7 @@ void dequantize_row_q8_0(const void * src, float * dst, int64_t n);
 // even — ggml's x86 SIMD formula, the one llama.cpp runs on AVX CPUs (its scalar reference uses
 // x * (1/d) and roundf, which differs by one step in rare near-tie cases).
 void quantize_row_q8_0(const float * src, void * dst, int64_t n);
+// One block of that quantizer (shared with Q8_1): x (32) -> qs (32); returns the F32 scale amax / 127.
+float quantize_block_q8(const float * x, int8_t * qs);
 
 } // namespace tmill::quant

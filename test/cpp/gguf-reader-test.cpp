@@ -164,6 +164,12 @@ TM_TEST("gguf: type traits") {
     CHECK(tmill::ggml_type_info(40).name == nullptr);
     CHECK(tmill::ggml_type_supported(tmill::ggml_type::q4_k));
     CHECK(tmill::ggml_type_supported(tmill::ggml_type::bf16));
-    CHECK(!tmill::ggml_type_supported(tmill::ggml_type::q2_k));
-    CHECK(!tmill::ggml_type_supported(tmill::ggml_type::q4_1));
+    CHECK(tmill::ggml_type_supported(tmill::ggml_type::q2_k));
+    CHECK(tmill::ggml_type_supported(tmill::ggml_type::iq4_xs));
+    CHECK(!tmill::ggml_type_supported(tmill::ggml_type::iq3_s));
+    CHECK(!tmill::ggml_type_supported(tmill::ggml_type::q8_1));   // an activation format only
+    CHECK(tmill::ggml_type_describe(11) == "q3_K");
+    CHECK(tmill::ggml_type_describe(77) == "unknown type id 77");
+    CHECK(tmill::ggml_supported_type_names() ==
+          "f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, bf16");
 }

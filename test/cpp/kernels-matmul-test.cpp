@@ -23,37 +23,52 @@ using namespace tmill::kernels;
 
 namespace {
 
-const ggml_type all_types[] = {ggml_type::f32,  ggml_type::f16,  ggml_type::bf16, ggml_type::q8_0,
-                               ggml_type::q4_0, ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k};
+const ggml_type all_types[] = {ggml_type::f32,  ggml_type::f16,  ggml_type::bf16,   ggml_type::q8_0,
+                               ggml_type::q4_0, ggml_type::q4_1, ggml_type::q5_0,   ggml_type::q5_1,
+                               ggml_type::q2_k, ggml_type::q3_k, ggml_type::q4_k,   ggml_type::q5_k,
+                               ggml_type::q6_k, ggml_type::iq4_nl, ggml_type::iq4_xs};
 
 // n_in per type: odd block counts and non-multiples of the vector width exercise every tail.
 int64_t test_n_in(ggml_type t) {
     switch (t) {
         case ggml_type::f32: case ggml_type::f16: case ggml_type::bf16: return 100;
-        case ggml_type::q8_0: case ggml_type::q4_0: return 32 * 7;
+        case ggml_type::q8_0: case ggml_type::q4_0: case ggml_type::q4_1: case ggml_type::q5_0:
+        case ggml_type::q5_1: case ggml_type::iq4_nl: return 32 * 7;
         default: return 256 * 3;
     }
 }
 
-// Random weights of `type`: float and Q8_0/Q4_0 rows through the quantizers, K-quant blocks as random
-// bytes (every byte pattern is a valid block) with small positive F16 super-block scales.
+// Where a block format keeps its F16 scales: byte offsets of d and of the second F16 (dmin or m; -1
+// when none). Every other byte pattern is a valid block.
+struct half_fields {
+    int d, second;
+};
+half_fields halves_of(ggml_type type, size_t block) {
+    switch (type) {
+        case ggml_type::q4_1: case ggml_type::q5_1: case ggml_type::q4_k: case ggml_type::q5_k: return {0, 2};
+        case ggml_type::q5_0: case ggml_type::iq4_nl: case ggml_type::iq4_xs: return {0, -1};
+        case ggml_type::q2_k: return {int(block) - 4, int(block) - 2};
+        case ggml_type::q3_k: case ggml_type::q6_k: return {int(block) - 2, -1};
+        default: return {-1, -1};
+    }
+}
+
+// Random weights of `type`: float and Q8_0/Q4_0 rows through the quantizers, the other block formats as
+// random bytes with small positive F16 scales.
 std::vector<uint8_t> make_weights(ggml_type type, int64_t n_out, int64_t n_in, std::mt19937 & rng) {
     const size_t row = quant::row_bytes(type, n_in);
     std::vector<uint8_t> w(row * size_t(n_out));
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    if (type == ggml_type::q4_k || type == ggml_type::q5_k || type == ggml_type::q6_k) {
+    const size_t block = quant::type_block_bytes(type);
+    const half_fields h = halves_of(type, block);
+    if (h.d >= 0) {
         std::uniform_int_distribution<int> byte(0, 255);
         std::uniform_real_distribution<float> scale(0.001f, 0.01f);
         for (auto & b : w) b = uint8_t(byte(rng));
-        const size_t block = quant::type_block_bytes(type);
         for (size_t off = 0; off < w.size(); off += block) {
-            const uint16_t d = quant::fp32_to_fp16(scale(rng)), dmin = quant::fp32_to_fp16(scale(rng));
-            if (type == ggml_type::q6_k) {
-                std::memcpy(&w[off + block - 2], &d, 2);
-            } else {
-                std::memcpy(&w[off], &d, 2);
-                std::memcpy(&w[off + 2], &dmin, 2);
-            }
+            const uint16_t d = quant::fp32_to_fp16(scale(rng)), second = quant::fp32_to_fp16(scale(rng));
+            std::memcpy(&w[off + size_t(h.d)], &d, 2);
+            if (h.second >= 0) std::memcpy(&w[off + size_t(h.second)], &second, 2);
         }
         return w;
     }
@@ -180,7 +195,7 @@ TM_TEST("kernels: matmul checks its arguments") {
                       invalid_argument);
     CHECK_THROWS_CODE(matmul(pool, k, ggml_type::q8_0, w.data(), 2, 64, x.data(), 1, y.data(), scratch.data(), 10),
                       invalid_argument);
-    CHECK_THROWS_CODE(matmul(pool, k, ggml_type::q4_1, w.data(), 2, 64, x.data(), 1, y.data(), scratch.data(), scratch.size()),
+    CHECK_THROWS_CODE(matmul(pool, k, ggml_type::iq3_s, w.data(), 2, 256, x.data(), 1, y.data(), scratch.data(), scratch.size()),
                       invalid_argument);
     CHECK_EQ(matmul_scratch_bytes(ggml_type::f32, 64, 3), size_t(0));
     CHECK_EQ(matmul_scratch_bytes(ggml_type::q4_k, 512, 2), size_t(2 * 2 * 292));

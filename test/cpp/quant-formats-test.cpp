@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace tmill;
@@ -234,9 +235,16 @@ TM_TEST("quant: type geometry, activation types and checked row lengths") {
     CHECK(activation_type(ggml_type::q5_k) == ggml_type::q8_k);
     CHECK(activation_type(ggml_type::bf16) == ggml_type::bf16);
     CHECK_THROWS_CODE(row_bytes(ggml_type::q4_k, 100), invalid_argument);
-    CHECK_THROWS_CODE(activation_type(ggml_type::q4_1), invalid_argument);
-    CHECK_THROWS_CODE(row_bytes(ggml_type::q2_k, 256), invalid_argument);
-    CHECK(!type_known(ggml_type::iq4_nl));
+    // A type the kernels do not compute with is an error naming it.
+    try {
+        activation_type(ggml_type::iq2_xxs);
+        CHECK(false);
+    } catch (const error & e) {
+        CHECK(e.code() == error_code::invalid_argument);
+        CHECK(std::string(e.what()).find("iq2_xxs") != std::string::npos);
+    }
+    CHECK_THROWS_CODE(row_bytes(ggml_type::iq3_s, 256), invalid_argument);
+    CHECK(!type_known(ggml_type::tq1_0));
     float y[32];
     block_q8_0 b{};
     b.d = fp32_to_fp16(1.0f);

@@ -1,8 +1,13 @@
-// Reference matmul rows for Q4_K, Q5_K and Q6_K weights against Q8_K activations. Per super-block the
-// scaled integer sums are exact; the weight offsets (mins, or -32 for Q6_K) are applied through the
-// activations' 16-element sums. Float accumulation runs in block order.
+// Reference matmul rows for the 256-element super-block formats (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS)
+// against Q8_K activations. Per super-block the scaled integer sums are exact; the weight offsets (mins,
+// or -32 for Q6_K) are applied through the activations' 16-element sums. Float accumulation runs in
+// block order: sum += (d_x * d_w) * isum (- (d_x * dmin_w) * msum), ggml's per-super-block arithmetic.
 #include "kernels/kernels.h"
+#include "kernels/ref/rows.h"
 #include "quant/fp16.h"
+#include "quant/iq4-xs.h"
+#include "quant/q2-k.h"
+#include "quant/q3-k.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
@@ -10,6 +15,9 @@
 
 namespace tmill::kernels::ref {
 
+using quant::block_iq4_xs;
+using quant::block_q2_k;
+using quant::block_q3_k;
 using quant::block_q4_k;
 using quant::block_q5_k;
 using quant::block_q6_k;
@@ -86,33 +94,85 @@ float dot_q6_k(const block_q6_k * w, const block_q8_k * x, int64_t nb) {
     return sum;
 }
 
-template <typename W, float (*Dot)(const W *, const block_q8_k *, int64_t)>
-void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-          int64_t r1, float * y, int64_t ldy) {
-    const int64_t nb = n_in / qk_k;
-    for (int64_t t = 0; t < n_tok; ++t) {
-        const auto * xr = reinterpret_cast<const block_q8_k *>(static_cast<const char *>(x) + size_t(t) * xb);
-        for (int64_t r = r0; r < r1; ++r) {
-            const auto * wr = reinterpret_cast<const W *>(static_cast<const char *>(w) + size_t(r) * wb);
-            y[t * ldy + r] = Dot(wr, xr, nb);
+float dot_q2_k(const block_q2_k * w, const block_q8_k * x, int64_t nb) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int isum = 0, msum = 0;
+        for (int s = 0; s < qk_k / 16; ++s) {
+            int dot = 0;
+            for (int l = 0; l < 16; ++l) dot += quant::q2k_value(w[b].qs, 16 * s + l) * int(x[b].qs[16 * s + l]);
+            isum += int(w[b].scales[s] & 0x0f) * dot;
+            msum += int(w[b].scales[s] >> 4) * int(x[b].bsums[s]);
         }
+        sum += x[b].d * quant::fp16_to_fp32(w[b].d) * float(isum) - x[b].d * quant::fp16_to_fp32(w[b].dmin) * float(msum);
     }
+    return sum;
+}
+
+float dot_q3_k(const block_q3_k * w, const block_q8_k * x, int64_t nb) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int8_t sc[16];
+        quant::unpack_q3k_scales(w[b].scales, sc);
+        int isum = 0;
+        for (int s = 0; s < qk_k / 16; ++s) {
+            int dot = 0;
+            for (int l = 0; l < 16; ++l) dot += quant::q3k_value(w[b], 16 * s + l) * int(x[b].qs[16 * s + l]);
+            isum += int(sc[s]) * dot;
+        }
+        sum += x[b].d * quant::fp16_to_fp32(w[b].d) * float(isum);
+    }
+    return sum;
+}
+
+float dot_iq4_xs(const block_iq4_xs * w, const block_q8_k * x, int64_t nb) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int isum = 0;
+        for (int j = 0; j < qk_k / 32; ++j) {
+            const uint8_t * qs = w[b].qs + 16 * j;
+            const int8_t * xq = x[b].qs + 32 * j;
+            int dot = 0;
+            for (int l = 0; l < 16; ++l) {
+                dot += int(quant::k_iq4nl_values[qs[l] & 0x0f]) * int(xq[l]);
+                dot += int(quant::k_iq4nl_values[qs[l] >> 4]) * int(xq[l + 16]);
+            }
+            isum += (quant::iq4xs_scale(w[b], j) - 32) * dot;
+        }
+        sum += x[b].d * quant::fp16_to_fp32(w[b].d) * float(isum);
+    }
+    return sum;
 }
 } // namespace
 
 void matmul_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    rows<block_q4_k, dot_q4_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    quant_rows<block_q4_k, block_q8_k, qk_k, dot_q4_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_q5_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    rows<block_q5_k, dot_q5_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    quant_rows<block_q5_k, block_q8_k, qk_k, dot_q5_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    rows<block_q6_k, dot_q6_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    quant_rows<block_q6_k, block_q8_k, qk_k, dot_q6_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q2_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    quant_rows<block_q2_k, block_q8_k, qk_k, dot_q2_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q3_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    quant_rows<block_q3_k, block_q8_k, qk_k, dot_q3_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_iq4_xs(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                        int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    quant_rows<block_iq4_xs, block_q8_k, qk_k, dot_iq4_xs>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 } // namespace tmill::kernels::ref

@@ -1,35 +1,61 @@
-// Reference matmul rows for Q8_0 and Q4_0 weights against Q8_0 activations: an exact integer dot
-// per 32-block, scaled by d_w * d_x and accumulated in float in block order (as ggml's reference).
+// Reference matmul rows for the 32-element block formats against Q8_0 activations (Q8_0, Q4_0, Q5_0,
+// IQ4_NL weights): an exact integer dot per block, scaled by d_w * d_x and accumulated in float in block
+// order (ggml's vec_dot_*_q8_0 reference arithmetic).
 #include "kernels/kernels.h"
+#include "kernels/ref/rows.h"
 #include "quant/fp16.h"
+#include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
+#include "quant/q5-0.h"
 #include "quant/q8-0.h"
+
+#include <cstring>
 
 namespace tmill::kernels::ref {
 
+using quant::block_iq4_nl;
 using quant::block_q4_0;
+using quant::block_q5_0;
 using quant::block_q8_0;
 
 namespace {
+float scale_of(uint16_t dw, const block_q8_0 & x) { return quant::fp16_to_fp32(dw) * quant::fp16_to_fp32(x.d); }
+
 float dot_q8_0(const block_q8_0 * w, const block_q8_0 * x, int64_t nb) {
     float sum = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
         int isum = 0;
         for (int j = 0; j < quant::qk8_0; ++j) isum += int(w[b].qs[j]) * int(x[b].qs[j]);
-        sum += float(isum) * (quant::fp16_to_fp32(w[b].d) * quant::fp16_to_fp32(x[b].d));
+        sum += float(isum) * scale_of(w[b].d, x[b]);
     }
     return sum;
 }
 
-float dot_q4_0(const block_q4_0 * w, const block_q8_0 * x, int64_t nb) {
+// Q4_0 and IQ4_NL share one layout (F16 d, 16 bytes of nibbles as Q4_0's); Value maps a nibble to its level.
+template <typename W, int (*Value)(int)>
+float dot_nibbles(const W * w, const block_q8_0 * x, int64_t nb) {
     float sum = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
         int isum = 0;
-        for (int j = 0; j < quant::qk4_0 / 2; ++j) {
-            isum += (int(w[b].qs[j] & 0x0f) - 8) * int(x[b].qs[j]);
-            isum += (int(w[b].qs[j] >> 4) - 8) * int(x[b].qs[j + quant::qk4_0 / 2]);
+        for (int j = 0; j < 16; ++j) {
+            isum += Value(w[b].qs[j] & 0x0f) * int(x[b].qs[j]);
+            isum += Value(w[b].qs[j] >> 4) * int(x[b].qs[j + 16]);
         }
-        sum += float(isum) * (quant::fp16_to_fp32(w[b].d) * quant::fp16_to_fp32(x[b].d));
+        sum += float(isum) * scale_of(w[b].d, x[b]);
+    }
+    return sum;
+}
+int q4_0_level(int n) { return n - 8; }
+int iq4_nl_level(int n) { return quant::k_iq4nl_values[n]; }
+
+float dot_q5_0(const block_q5_0 * w, const block_q8_0 * x, int64_t nb) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        uint32_t qh;
+        std::memcpy(&qh, w[b].qh, 4);
+        int isum = 0;
+        for (int j = 0; j < quant::qk5_0; ++j) isum += (quant::q5_value(w[b].qs, qh, j) - 16) * int(x[b].qs[j]);
+        sum += float(isum) * scale_of(w[b].d, x[b]);
     }
     return sum;
 }
@@ -37,26 +63,24 @@ float dot_q4_0(const block_q4_0 * w, const block_q8_0 * x, int64_t nb) {
 
 void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    const int64_t nb = n_in / quant::qk8_0;
-    for (int64_t t = 0; t < n_tok; ++t) {
-        const auto * xr = reinterpret_cast<const block_q8_0 *>(static_cast<const char *>(x) + size_t(t) * xb);
-        for (int64_t r = r0; r < r1; ++r) {
-            const auto * wr = reinterpret_cast<const block_q8_0 *>(static_cast<const char *>(w) + size_t(r) * wb);
-            y[t * ldy + r] = dot_q8_0(wr, xr, nb);
-        }
-    }
+    quant_rows<block_q8_0, block_q8_0, quant::qk8_0, dot_q8_0>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
                       int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    const int64_t nb = n_in / quant::qk4_0;
-    for (int64_t t = 0; t < n_tok; ++t) {
-        const auto * xr = reinterpret_cast<const block_q8_0 *>(static_cast<const char *>(x) + size_t(t) * xb);
-        for (int64_t r = r0; r < r1; ++r) {
-            const auto * wr = reinterpret_cast<const block_q4_0 *>(static_cast<const char *>(w) + size_t(r) * wb);
-            y[t * ldy + r] = dot_q4_0(wr, xr, nb);
-        }
-    }
+    quant_rows<block_q4_0, block_q8_0, quant::qk4_0, dot_nibbles<block_q4_0, q4_0_level>>(w, wb, x, xb, n_tok, n_in, r0,
+                                                                                      r1, y, ldy);
+}
+
+void matmul_q5_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    quant_rows<block_q5_0, block_q8_0, quant::qk5_0, dot_q5_0>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+                        int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    quant_rows<block_iq4_nl, block_q8_0, quant::qk4_nl, dot_nibbles<block_iq4_nl, iq4_nl_level>>(w, wb, x, xb, n_tok,
+                                                                                             n_in, r0, r1, y, ldy);
 }
 
 } // namespace tmill::kernels::ref

@@ -1,0 +1,152 @@
+// Matmul rows for the 32-element block formats beside Q8_0/Q4_0 — Q5_0 and IQ4_NL against Q8_0 activations,
+// Q4_1 and Q5_1 against Q8_1 — once per ISA.
+//
+// NOTE(q32-matmul): each weight block is decoded once per (row, block) into 32 int8 weights, shared by the
+// tile's tokens: Q5_0 the nibble and fifth bit minus 16, IQ4_NL the nibble's level in the non-linear table
+// (a byte shuffle), Q4_1/Q5_1 the unsigned 4/5-bit value. int_dots::q8_lanes forms the exact int32 lane sums
+// (maddubs + madd on AVX2, VNNI dpbusd on AVX-512). Per (row, token) pair, block b adds (d_w * d_x) * lanes
+// into one 8-lane float accumulator (fma) and, for Q4_1/Q5_1, m_w * s_x into a float scalar added after the
+// final hsum8 — ggml's x86 arithmetic for these types. Every pair sees the same operations in the same block
+// order whatever the tile, so a result does not depend on the batch (batch invariance).
+#include "kernels/simd/isa.h"
+#include "kernels/tiling.h"
+#include "quant/iq4-nl.h"
+#include "quant/q4-1.h"
+#include "quant/q5-0.h"
+#include "quant/q5-1.h"
+#include "quant/q8-0.h"
+#include "quant/q8-1.h"
+
+#include <cstring>
+
+namespace tmill::kernels::TM_KERNELS_LEVEL {
+
+namespace {
+
+float f16(uint16_t h) { return _cvtsh_ss(h); }
+
+// The 32 nibbles of a Q4_0-layout qs (16 bytes) as bytes: elements 0..15 in the low lane, 16..31 high.
+__m256i nibbles(const uint8_t * qs) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));
+}
+
+// 0x10 in byte j where bit j of the little-endian 32-bit qh is set: byte j takes qh's byte j / 8 (a shuffle
+// within each 128-bit lane of the broadcast) and tests bit j % 8.
+__m256i fifth_bits(const uint8_t * qh) {
+    uint32_t bits;
+    std::memcpy(&bits, qh, 4);
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(int(bits)),
+                                               _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                                2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// IQ4_NL's 16 levels in both 128-bit lanes, for a byte-shuffle lookup.
+__m256i iq4nl_table() {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values)));
+}
+
+// Each format: its weight and activation block types, whether it has a minimum (then the activation is
+// Q8_1, whose s = d * sum(q) applies it), and its 32 weights as int8.
+struct q5_0_format {
+    using block = quant::block_q5_0;
+    using act = quant::block_q8_0;
+    static constexpr bool has_min = false;
+    static __m256i weights(const block & b) {
+        return _mm256_sub_epi8(_mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
+    }
+};
+struct iq4_nl_format {
+    using block = quant::block_iq4_nl;
+    using act = quant::block_q8_0;
+    static constexpr bool has_min = false;
+    static __m256i weights(const block & b) { return _mm256_shuffle_epi8(iq4nl_table(), nibbles(b.qs)); }
+};
+struct q4_1_format {
+    using block = quant::block_q4_1;
+    using act = quant::block_q8_1;
+    static constexpr bool has_min = true;
+    static __m256i weights(const block & b) { return nibbles(b.qs); }
+};
+struct q5_1_format {
+    using block = quant::block_q5_1;
+    using act = quant::block_q8_1;
+    static constexpr bool has_min = true;
+    static __m256i weights(const block & b) { return _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)); }
+};
+
+template <typename F, int R, int T>
+void tile_q32(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    using W = typename F::block;
+    using A = typename F::act;
+    const int64_t nb = n_in / 32;
+    __m256 acc[R][T];
+    float offset[R][T];   // sum over blocks of m_w * s_x (Q4_1/Q5_1)
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); offset[r][t] = 0.0f; }
+    for (int64_t b = 0; b < nb; ++b) {
+        __m256i xq[T];
+        float dx[T], sx[T];
+        for (int t = 0; t < T; ++t) {
+            const A * xblk = reinterpret_cast<const A *>(x + size_t(t) * xb) + b;
+            xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xblk->qs));
+            dx[t] = f16(xblk->d);
+            if constexpr (F::has_min) sx[t] = f16(xblk->s);
+        }
+        for (int r = 0; r < R; ++r) {
+            const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
+            const __m256i wq = F::weights(*wblk);
+            const __m256i wabs = _mm256_sign_epi8(wq, wq);
+            const float dw = f16(wblk->d);
+            for (int t = 0; t < T; ++t) {
+                const __m256i p = int_dots::q8_lanes(wabs, wq, xq[t]);
+                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * dx[t]), _mm256_cvtepi32_ps(p), acc[r][t]);
+                if constexpr (F::has_min) offset[r][t] += f16(wblk->m) * sx[t];
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]) + offset[r][t];
+}
+
+template <typename F>
+struct q32_kernel {
+    template <int R, int T>
+    struct of {
+        static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+            tile_q32<F, R, T>(w, wb, x, xb, n, y, ldy);
+        }
+    };
+};
+
+template <typename F>
+void rows_q32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+              float * y, int64_t ldy) {
+    tile_walk<q32_kernel<F>::template of, isa::q8_rows_one, isa::q4_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+} // namespace
+
+void matmul_q4_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    rows_q32<q4_1_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q5_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    rows_q32<q5_0_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q5_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    rows_q32<q5_1_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                   int64_t r1, float * y, int64_t ldy) {
+    rows_q32<iq4_nl_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+} // namespace tmill::kernels::TM_KERNELS_LEVEL
