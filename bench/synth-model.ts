@@ -7,7 +7,8 @@
 // embeddings have scale 1 (2/sqrt(n_embd) when tied, since they are then also the output projection) and
 // biases 0.1. Quantized types use gguf-weights.ts's random blocks at the same target scale (dequantized
 // values within ~1.3× of it), except Q4_K/Q5_K, whose blocks come from synth-weights.ts so that they are
-// zero-mean. 1-D tensors (norms, biases) are always F32, as llama.cpp's converters write them.
+// zero-mean, and Q4_1/Q5_0/Q5_1/IQ4_NL/Q2_K/Q3_K/IQ4_XS, which quantize N(0, scale) values with ggml's
+// reference quantizers (lib/gguf/quantize.ts). 1-D tensors (norms, biases) are always F32, as llama.cpp's converters write them.
 //
 // Usage:
 //   const info = await writeSynthModel('/tmp/m.gguf', { arch: 'qwen2', type: 'Q8_0', nEmbd: 256, nLayer: 2,
@@ -20,8 +21,12 @@ import { writeBuiltinVocab, type BuiltinVocab } from './synth-vocab.js';
 import { randomKQuantZeroMean } from './synth-weights.js';
 
 export type SynthArch = 'llama' | 'qwen2' | 'qwen3' | 'gemma2' | 'gemma3';
-export type SynthType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q5_K' | 'Q6_K';
-export const synthTypes: readonly SynthType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q5_K', 'Q6_K'];
+export type SynthType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'IQ4_NL' | 'Q2_K' |
+  'Q3_K' | 'Q4_K' | 'Q5_K' | 'Q6_K' | 'IQ4_XS';
+// The later additions come last, so each model's seed (from its index here) stays what it was.
+export const synthTypes: readonly SynthType[] = [
+  'F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q5_K', 'Q6_K', 'Q4_1', 'Q5_0', 'Q5_1', 'IQ4_NL', 'Q2_K', 'Q3_K', 'IQ4_XS',
+];
 // The llama-block architectures every weight type is tested and benchmarked on; the gemma ones have their own tests.
 export const synthArchs: readonly SynthArch[] = ['llama', 'qwen2', 'qwen3'];
 
@@ -62,15 +67,17 @@ export interface SynthModelInfo {
   tensorCount: number;
 }
 
-// llama_ftype values written as general.file_type (the K types as their _M "mostly" variants).
+// llama_ftype values written as general.file_type (Q3_K/Q4_K/Q5_K as their _M "mostly" variants).
 const fileTypes: Record<SynthType, number> = {
-  F32: 0, F16: 1, Q4_0: 2, Q8_0: 7, Q4_K: 15, Q5_K: 17, Q6_K: 18, BF16: 32,
+  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q8_0: 7, Q5_0: 8, Q5_1: 9, Q2_K: 10, Q3_K: 12, Q4_K: 15, Q5_K: 17, Q6_K: 18,
+  IQ4_NL: 25, IQ4_XS: 30, BF16: 32,
 };
 
 const tensorTypeOf = (t: SynthType) => t.toLowerCase() as TensorTypeName;
 
 // Writes a synthetic model to `path`. Throws when a dimension does not fit the weight type's block size
-// (e.g. nEmbd, nFf and nHead*headDim must be multiples of 256 for the K-quants, of 32 for Q8_0/Q4_0).
+// (e.g. nEmbd, nFf and nHead*headDim must be multiples of 256 for the K-quants and IQ4_XS, of 32 for the
+// 32-element block formats).
 export async function writeSynthModel(path: string, o: SynthModelOptions): Promise<SynthModelInfo> {
   const w = buildSynthModel(o);
   await w.writer.writeFile(path);

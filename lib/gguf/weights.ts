@@ -1,6 +1,8 @@
 // Random tensor data for synthetic GGUF models: F32/F16/BF16 values and Q8_0/Q4_0/Q4_K/Q5_K/Q6_K
-// blocks with random quants and sane random scales (dequantized magnitudes around `scale`).
+// blocks with random quants and sane random scales (dequantized magnitudes around `scale`); the other
+// block formats are N(0, scale) values through ggml's reference quantizers (quantize.ts).
 // Block layouts follow ggml's structs; only a valid layout is promised, not a particular distribution.
+import { quantizeRows } from './quantize.js';
 import { tensorTypes, type TensorTypeName } from './writer.js';
 
 // A small seeded PRNG (mulberry32); returns floats in [0, 1).
@@ -57,8 +59,9 @@ function gaussian(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng());
 }
 
-// Random data for a tensor of `type` and dims `ne` (ggml order): values ~ N(0, scale) for float types;
-// quant blocks whose dequantized values have magnitudes around `scale`.
+// Random data for a tensor of `type` and dims `ne` (ggml order): values ~ N(0, scale) for float types and
+// the quantized formats; random quant blocks whose dequantized values have magnitudes around `scale` for
+// Q8_0/Q4_0/Q4_K/Q5_K/Q6_K.
 export function randomTensorData(type: TensorTypeName, ne: readonly number[], rng: () => number, scale = 0.02): Uint8Array {
   const t = tensorTypes[type];
   const n = ne.reduce((a, b) => a * b, 1);
@@ -72,6 +75,11 @@ export function randomTensorData(type: TensorTypeName, ne: readonly number[], rn
   const blockScale = (target: number) => target * (0.5 + rng());
 
   switch (type) {
+    case 'q4_1': case 'q5_0': case 'q5_1': case 'q2_k': case 'q3_k': case 'iq4_nl': case 'iq4_xs': {
+      const values = new Float32Array(n);
+      for (let i = 0; i < n; i++) values[i] = gaussian(rng) * scale;
+      return quantizeRows(type, values);
+    }
     case 'f32':
       for (let i = 0; i < n; i++) view.setFloat32(i * 4, gaussian(rng) * scale, true);
       break;

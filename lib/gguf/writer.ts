@@ -57,10 +57,17 @@ export const tensorTypes = {
   f32: { id: 0, blockSize: 1, typeSize: 4 },
   f16: { id: 1, blockSize: 1, typeSize: 2 },
   q4_0: { id: 2, blockSize: 32, typeSize: 18 },
+  q4_1: { id: 3, blockSize: 32, typeSize: 20 },
+  q5_0: { id: 6, blockSize: 32, typeSize: 22 },
+  q5_1: { id: 7, blockSize: 32, typeSize: 24 },
   q8_0: { id: 8, blockSize: 32, typeSize: 34 },
+  q2_k: { id: 10, blockSize: 256, typeSize: 84 },
+  q3_k: { id: 11, blockSize: 256, typeSize: 110 },
   q4_k: { id: 12, blockSize: 256, typeSize: 144 },
   q5_k: { id: 13, blockSize: 256, typeSize: 176 },
   q6_k: { id: 14, blockSize: 256, typeSize: 210 },
+  iq4_nl: { id: 20, blockSize: 32, typeSize: 18 },
+  iq4_xs: { id: 23, blockSize: 256, typeSize: 136 },
   bf16: { id: 30, blockSize: 1, typeSize: 2 },
 } as const;
 export type TensorTypeName = keyof typeof tensorTypes;

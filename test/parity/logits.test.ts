@@ -1,5 +1,5 @@
 // Logit parity with llama.cpp (node-llama-cpp 3.22.1, prebuilt CPU build, flash attention on, 1 thread)
-// on 24 synthetic models (llama / qwen2 / qwen3 × the 8 weight types), plus the shared oracles:
+// on 45 synthetic models (llama / qwen2 / qwen3 × the 15 weight types), plus the shared oracles:
 // stories260K greedy tokens and first-position logits, llama-2-tiny-random logits at every position.
 //
 // (docs/kernels.md has the kernels' numerics and this reasoning at more length.)
@@ -67,8 +67,6 @@ interface Tolerance {
   secondBlock?: [number, number];
 }
 
-const QUANTIZED: readonly SynthType[] = ['Q8_0', 'Q4_0', 'Q4_K', 'Q5_K', 'Q6_K'];
-
 // Same arithmetic, same order: a quarter of the positions within 1e-5 (F32, whose F16 K/V flips are small
 // and frequent: half within 1e-4), and some of them in the second KV block, so that a fault in the block
 // handling cannot hide behind the first block. Measured against zen4, all 72 positions / the 24 of the
@@ -85,6 +83,13 @@ const SAME_ORDER: Record<SynthType, Tolerance> = {
   Q4_K: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
   Q5_K: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
   Q6_K: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
+  Q4_1: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
+  Q5_0: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
+  Q5_1: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
+  IQ4_NL: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
+  Q2_K: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
+  Q3_K: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
+  IQ4_XS: { max: 1, quantiles: [[0.25, 1e-5]], secondBlock: [0.125, 1e-5] },
 };
 
 // Different rounding or order: the median within ~5× the type's rounding noise (quantized types keep most
@@ -98,6 +103,13 @@ const DIFFERENT: Record<SynthType, Tolerance> = {
   Q4_K: { max: 1, quantiles: [[0.25, 1e-4]] },
   Q5_K: { max: 1, quantiles: [[0.25, 1e-4]] },
   Q6_K: { max: 1, quantiles: [[0.25, 1e-4]] },
+  Q4_1: { max: 1, quantiles: [[0.25, 1e-4]] },
+  Q5_0: { max: 1, quantiles: [[0.25, 1e-4]] },
+  Q5_1: { max: 1, quantiles: [[0.25, 1e-4]] },
+  IQ4_NL: { max: 1, quantiles: [[0.25, 1e-4]] },
+  Q2_K: { max: 1, quantiles: [[0.25, 1e-4]] },
+  Q3_K: { max: 1, quantiles: [[0.25, 1e-4]] },
+  IQ4_XS: { max: 1, quantiles: [[0.25, 1e-4]] },
 };
 
 // Which llama.cpp CPU builds compute what each tokenmill level computes, in the same order (measured).
@@ -107,7 +119,7 @@ const SAME_ORDER_BUILDS: Record<string, readonly string[]> = {
 };
 
 // The matmuls ggml-cpu/amx takes over (see above).
-const AMX_TYPES: readonly SynthType[] = ['F16', ...QUANTIZED];
+const AMX_TYPES: readonly SynthType[] = ['F16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_XS'];
 
 // Our levels against the baseline sum in other orders (DIFFERENT), and between flips they agree to the
 // last bits: at least 6 of the 72 positions within 1e-5 (F32 1e-4). Measured: F16 10 (avx512) and 15
@@ -148,7 +160,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tokenmill-parity-'));
   for (const arch of synthArchs) {
     for (const type of synthTypes) {
-      const kQuant = type.endsWith('_K');
+      const kQuant = type.endsWith('_K') || type === 'IQ4_XS';
       // K-quants need rows of 256: head dim 64 there, 32 elsewhere. GQA for qwen; MHA for llama F-types.
       const shape = kQuant
         ? { nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512 }
