@@ -5,9 +5,12 @@
 // the high bit minus 4, IQ4_XS the nibble's level in the non-linear table. int_dots::q8_lanes gives exact
 // int32 lanes of 4 products each, so lanes 0-3 hold sub-block 2c's 16 elements and lanes 4-7 sub-block
 // 2c+1's (IQ4_XS: both halves carry the 32-element sub-block's one scale); each lane is multiplied by its
-// sub-block scale into an int32 sum per (row, token). Per super-block acc = fma(d_x * d_w, float(sum), acc);
-// Q2_K's mins go through the activations' 16-element sums into a float scalar subtracted after the final
-// hsum8 (as the Q4_K/Q5_K tiles do). Every pair sees the same operations in every tile shape: batch invariant.
+// sub-block scale into an int32 sum per (row, token). Per super-block acc = fma(d_x * d_w, float(sum), acc),
+// preceded for Q2_K by acc = fma(-d_x * dmin_w, float(lanes), acc) with lane i = m[2i] * bsums[2i] +
+// m[2i+1] * bsums[2i+1] (the mins through the activations' 16-element sums); one hsum8 at the end. These are
+// the integer lanes and float operations of ggml's x86 vec_dots, so the results equal llama.cpp's bit for bit
+// (measured on the synthetic parity models). Every pair sees the same operations in every tile shape: batch
+// invariant.
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 #include "quant/iq4-xs.h"
@@ -38,6 +41,11 @@ struct q2_k_format {
         for (int s = 0; s < 16; ++s) sc[s] = int8_t(b.scales[s] & 0x0f);
     }
     static __m256i weights(const block & b, int c) { return two_bits(b.qs, c); }
+    // The 16 4-bit mins as int16, for a madd with the activations' 16-element sums.
+    static __m256i mins16(const block & b) {
+        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(b.scales));
+        return _mm256_cvtepi8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0f)));
+    }
 };
 struct q3_k_format {
     using block = quant::block_q3_k;
@@ -69,9 +77,8 @@ void tile_superblock(const char * w, size_t wb, const char * x, size_t xb, int64
     using W = typename F::block;
     const int64_t nb = n_in / qk_k;
     __m256 acc[R][T];
-    float mins[R][T];
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); mins[r][t] = 0.0f; }
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
     const __m256i pair_lanes = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     for (int64_t b = 0; b < nb; ++b) {
         const quant::block_q8_k * xs[T];
@@ -94,17 +101,16 @@ void tile_superblock(const char * w, size_t wb, const char * x, size_t xb, int64
             }
             const float d = f16(wblk.d);
             for (int t = 0; t < T; ++t) {
-                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
                 if constexpr (F::has_min) {
-                    int msum = 0;
-                    for (int s = 0; s < 16; ++s) msum += int(wblk.scales[s] >> 4) * int(xs[t]->bsums[s]);
-                    mins[r][t] += xs[t]->d * f16(wblk.dmin) * float(msum);
+                    const __m256i prod = _mm256_madd_epi16(F::mins16(wblk), load256(xs[t]->bsums));
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(-xs[t]->d * f16(wblk.dmin)), _mm256_cvtepi32_ps(prod), acc[r][t]);
                 }
+                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
             }
         }
     }
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]) - mins[r][t];
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
 }
 
 template <typename F>
