@@ -55,7 +55,9 @@ server.stdout.on('data', (b) => {
   const base = m[1];
   process.stdout.write(`fuzz:http: tokenmill at ${base}; schemathesis with --max-examples ${maxExamples}\n`);
   const run = spawn(schemathesis, ['run', `${base}/openapi.json`, '--url', base, '-H', `Authorization: Bearer ${key}`,
-    '--checks', 'all', '--exclude-checks', 'positive_data_acceptance', '--max-examples', maxExamples, '--workers', '1', ...args], { stdio: 'inherit' });
+    '--checks', 'all', '--exclude-checks', 'positive_data_acceptance', '--max-examples', maxExamples, '--workers', '1', ...args],
+  // schemathesis keeps its cache (.schemathesis/) in the working directory: the run's temporary one.
+  { stdio: 'inherit', cwd: tmp });
   run.on('exit', (code) => {
     stop();
     process.exit(code ?? 1);
