@@ -76,7 +76,7 @@ function rssBytes(pid: number): number {
 }
 
 function metric(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`));
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
   return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
@@ -177,8 +177,14 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   const rss: [number, number][] = [];
   const t0 = Date.now();
   const until = t0 + o.minutes * 60_000;
+  // The server's event-loop delay, one window per scrape (/metrics reports p50/p99/max since the last one).
+  const loop: { p50: number; p99: number; max: number }[] = [];
   const sampler = setInterval(() => {
-    if (server.child.exitCode === null) rss.push([(Date.now() - t0) / 1000, rssBytes(server.child.pid!)]);
+    if (server.child.exitCode !== null) return;
+    rss.push([(Date.now() - t0) / 1000, rssBytes(server.child.pid!)]);
+    void fetch(`${server.base}/metrics`).then((r) => r.text()).then((m) => {
+      loop.push({ p50: metric(m, 'tokenmill:event_loop_delay_p50_seconds'), p99: metric(m, 'tokenmill:event_loop_delay_p99_seconds'), max: metric(m, 'tokenmill:event_loop_delay_max_seconds') });
+    }, () => undefined);
   }, 5000);
   let crashed = false;
   const onExit = (code: number | null, signal: string | null): void => {
@@ -219,6 +225,8 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   console.log(`soak ${name}: ${total} requests in ${((Date.now() - t0) / 1000).toFixed(0)} s; by status ${JSON.stringify(Object.fromEntries(t.status))}`);
   console.log(`soak ${name}: TTFT p50 ${percentile(t.ttft, 50).toFixed(1)} ms, p99 ${percentile(t.ttft, 99).toFixed(1)} ms; inter-token p50 ${percentile(t.itl, 50).toFixed(1)} ms, p99 ${percentile(t.itl, 99).toFixed(1)} ms`);
   console.log(`soak ${name}: RSS MiB over time ${rss.filter((_, i) => i % Math.max(1, Math.floor(rss.length / 12)) === 0).map(([s, b]) => `${s.toFixed(0)}s:${mb(b)}`).join(' ')}; second quarter ${mb(second)}, last quarter ${mb(last)}`);
+  const ms = (v: number) => (v * 1000).toFixed(1);
+  console.log(`soak ${name}: event-loop delay over ${loop.length} windows of 5 s: median p50 ${ms(percentile(loop.map((l) => l.p50), 50))} ms, worst p99 ${ms(Math.max(0, ...loop.map((l) => l.p99)))} ms, max ${ms(Math.max(0, ...loop.map((l) => l.max)))} ms`);
   console.log(`soak ${name}: at the end ${blocks}`);
   for (const f of t.failures.slice(0, 20)) console.log(`soak ${name}: FAIL ${f}`);
   if (t.failures.length > 20) console.log(`soak ${name}: … ${t.failures.length - 20} more failures`);
