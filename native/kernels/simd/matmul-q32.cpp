@@ -8,9 +8,9 @@
 // into one 8-lane float accumulator (fma) and, for Q4_1/Q5_1, m_w * s_x into a float scalar added after the
 // final hsum8 — ggml's x86 arithmetic for these types. Every pair sees the same operations in the same block
 // order whatever the tile, so a result does not depend on the batch (batch invariance).
+#include "kernels/simd/int8-weights.h"
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
-#include "quant/iq4-nl.h"
 #include "quant/q4-1.h"
 #include "quant/q5-0.h"
 #include "quant/q5-1.h"
@@ -25,12 +25,6 @@ namespace {
 
 float f16(uint16_t h) { return _cvtsh_ss(h); }
 
-// The 32 nibbles of a Q4_0-layout qs (16 bytes) as bytes: elements 0..15 in the low lane, 16..31 high.
-__m256i nibbles(const uint8_t * qs) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));
-}
-
 // 0x10 in byte j where bit j of the little-endian 32-bit qh is set: byte j takes qh's byte j / 8 (a shuffle
 // within each 128-bit lane of the broadcast) and tests bit j % 8.
 __m256i fifth_bits(const uint8_t * qh) {
@@ -43,11 +37,6 @@ __m256i fifth_bits(const uint8_t * qh) {
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-// IQ4_NL's 16 levels in both 128-bit lanes, for a byte-shuffle lookup.
-__m256i iq4nl_table() {
-    return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values)));
-}
-
 // Each format: its weight and activation block types, whether it has a minimum (then the activation is
 // Q8_1, whose s = d * sum(q) applies it), and its 32 weights as int8.
 struct q5_0_format {
@@ -55,26 +44,26 @@ struct q5_0_format {
     using act = quant::block_q8_0;
     static constexpr bool has_min = false;
     static __m256i weights(const block & b) {
-        return _mm256_sub_epi8(_mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
+        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
     }
 };
 struct iq4_nl_format {
     using block = quant::block_iq4_nl;
     using act = quant::block_q8_0;
     static constexpr bool has_min = false;
-    static __m256i weights(const block & b) { return _mm256_shuffle_epi8(iq4nl_table(), nibbles(b.qs)); }
+    static __m256i weights(const block & b) { return iq4nl_levels32(b.qs); }
 };
 struct q4_1_format {
     using block = quant::block_q4_1;
     using act = quant::block_q8_1;
     static constexpr bool has_min = true;
-    static __m256i weights(const block & b) { return nibbles(b.qs); }
+    static __m256i weights(const block & b) { return nibbles32(b.qs); }
 };
 struct q5_1_format {
     using block = quant::block_q5_1;
     using act = quant::block_q8_1;
     static constexpr bool has_min = true;
-    static __m256i weights(const block & b) { return _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)); }
+    static __m256i weights(const block & b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
 
 template <typename F, int R, int T>

@@ -11,6 +11,7 @@
 // the integer lanes and float operations of ggml's x86 vec_dots, so the results equal llama.cpp's bit for bit
 // (measured on the synthetic parity models). Every pair sees the same operations in every tile shape: batch
 // invariant.
+#include "kernels/simd/int8-weights.h"
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 #include "quant/iq4-xs.h"
@@ -63,13 +64,7 @@ struct iq4_xs_format {
     static void scales(const block & b, int8_t * sc) {
         for (int j = 0; j < 8; ++j) sc[2 * j] = sc[2 * j + 1] = int8_t(quant::iq4xs_scale(b, j) - 32);
     }
-    static __m256i weights(const block & b, int c) {
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(b.qs + 16 * c));
-        const __m256i n = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));
-        const __m256i table =
-            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values)));
-        return _mm256_shuffle_epi8(table, n);
-    }
+    static __m256i weights(const block & b, int c) { return iq4nl_levels32(b.qs + 16 * c); }
 };
 
 template <typename F, int R, int T>
