@@ -128,16 +128,19 @@ function fuzz(name, runs) {
   fs.mkdirSync(work, { recursive: true });
   fs.mkdirSync(findings, { recursive: true });
   const before = new Set(fs.readdirSync(findings));
+  const tmp = path.join(out, 'tmp', name);
+  fs.mkdirSync(tmp, { recursive: true });
   const started = Date.now();
   // The working corpus comes first: libFuzzer adds new inputs to the first directory only, so the
   // committed seeds stay as they are.
   const res = spawnSync('nice', ['-n', '5', path.join(out, name), `-runs=${runs}`, '-max_len=4096', '-timeout=30',
     '-rss_limit_mb=4096', '-print_final_stats=1', `-artifact_prefix=${findings}/${name}-`, work, seeds], {
     cwd: root, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
-    env: { ...process.env, TOKENMILL_SHARED: shared,
+    env: { ...process.env, TOKENMILL_SHARED: shared, TMPDIR: tmp,
       UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1', ASAN_OPTIONS: 'abort_on_error=0:detect_leaks=1' },
   });
   const seconds = (Date.now() - started) / 1000;
+  fs.rmSync(tmp, { recursive: true, force: true });
   const log = `${res.stdout}${res.stderr}`;
   fs.writeFileSync(path.join(out, `${name}.log`), log);
   const executed = /stat::number_of_executed_units:\s*(\d+)/.exec(log);
