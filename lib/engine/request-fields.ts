@@ -1,6 +1,6 @@
 // NOTE(engine/request-fields): the one table of a request's numeric fields as the engine sees them —
 // kind, the range the engine honours, its default and the native member the addon fills. It drives
-// toNativeRequest's checks (generate-request.ts) and the chat layer's 400s (openai/engine-limits.ts);
+// toNativeRequest's checks (generate-request.ts) and the chat layer's 400s (openai/request-limits.ts);
 // test/unit/request-fields-drift.test.ts fails when native/types.ts, native/addon/js-convert.cpp,
 // native/sample/sampling-params.h or native/engine/engine.h stop agreeing with it, and
 // test/e2e/server-field-ranges.test.ts sends every range edge through the real server.
