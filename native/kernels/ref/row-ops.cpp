@@ -59,8 +59,8 @@ void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n
                 const int64_t i0 = style == rope_style::neox ? i : 2 * i;
                 const int64_t i1 = style == rope_style::neox ? i + half : 2 * i + 1;
                 const float x0 = v[i0], x1 = v[i1];
-                v[i0] = x0 * cos_cache[i] - x1 * sin_cache[i];
-                v[i1] = x0 * sin_cache[i] + x1 * cos_cache[i];
+                v[i0] = std::fma(x0, cos_cache[i], -(x1 * sin_cache[i]));
+                v[i1] = std::fma(x0, sin_cache[i], x1 * cos_cache[i]);
             }
         }
     }

@@ -72,6 +72,7 @@ struct avx512_traits {
     // Rope: (x1, x0) in each pair, and lane 2i = a - b, lane 2i+1 = a + b.
     static f32 swap_pairs(f32 a) { return _mm512_shuffle_ps(a, a, 0xB1); }
     static f32 sub_even_add_odd(f32 a, f32 b) { return _mm512_mask_sub_ps(_mm512_add_ps(a, b), 0x5555, a, b); }
+    static f32 even_odd(f32 even, f32 odd) { return _mm512_mask_blend_ps(0xAAAA, even, odd); }   // even lanes of one, odd of the other
 
     // 32 floats (2 vectors) to bytes by cvtps (MXCSR round to nearest even); |values| <= 127.
     static void store_q8(int8_t * out, const f32 * v) {

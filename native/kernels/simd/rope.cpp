@@ -1,14 +1,14 @@
 // Rope, once per ISA: bitwise ref::rope. The row loop and the angles are the reference's (ref::rope_rows: one
 // libm cos/sin per pair and row, shared by all heads); only the rotation runs in vectors, W/2 pairs (normal)
 // or W pairs (neox) at a time, the tail under a lane mask, with the same per-element operations:
-// x0*c - x1*s and x0*s + x1*c, each product rounded before the sum.
+// fma(x0, c, -(x1*s)) and fma(x0, s, x1*c): ggml's rotate_pairs as GCC compiles it for FMA builds (the first
+// product of each expression fused, the second rounded), measured against the zen4 build's ggml_rope_ext.
 #include "kernels/simd/isa.h"
 #include "kernels/ref/ref.h"
 
-// These files are compiled with -mfma, and GCC contracts a*b - c*d into an FMA (one rounding less) even
-// through the vector intrinsics: contraction off keeps every product rounded, as the reference does. (The
-// tails run the vector code under a mask, so no scalar arithmetic is left for the auto-vectoriser to fuse:
-// it forms FMADDSUB even with contraction off.)
+// These files are compiled with -mfma, and GCC would contract products into FMAs of its own choosing even
+// through the vector intrinsics: contraction off leaves exactly the FMAs written here. (The tails run the
+// vector code under a mask, so no scalar arithmetic is left for the auto-vectoriser to fuse.)
 #pragma GCC optimize("fp-contract=off")
 
 namespace tmill::kernels::TM_KERNELS_LEVEL {
@@ -20,7 +20,14 @@ using vec = isa::f32;
 
 // Pairs (2i, 2i+1). cos2/sin2 hold each pair's cos/sin twice (lanes 2i and 2i+1), so one vector covers
 // W/2 pairs: lane 2i gets x0*c - x1*s and lane 2i+1 gets x1*c + x0*s.
-vec rotate_normal_vec(vec a, vec c, vec s) { return isa::sub_even_add_odd(isa::mul(a, c), isa::mul(isa::swap_pairs(a), s)); }
+// Even lanes fma(x0, c, -(x1*s)), odd lanes fma(x0, s, x1*c) (x0 the pair's even element, x1 its odd one).
+vec rotate_normal_vec(vec a, vec c, vec s) {
+    const vec sw = isa::swap_pairs(a);   // x1 in even lanes, x0 in odd lanes
+    const vec neg = isa::set1(-1.0f);
+    const vec even = isa::fmadd(a, c, isa::mul(isa::mul(sw, s), neg));
+    const vec odd = isa::fmadd(sw, s, isa::mul(a, c));
+    return isa::even_odd(even, odd);
+}
 
 void rotate_normal(float * v, int64_t n_rot, const float * cos2, const float * sin2) {
     int64_t j = 0;
@@ -36,8 +43,8 @@ void rotate_normal(float * v, int64_t n_rot, const float * cos2, const float * s
 void rotate_neox_vec(float * v, float * w, isa::mask m, const float * cos1, const float * sin1) {
     const vec x0 = isa::load(v, m), x1 = isa::load(w, m);
     const vec c = isa::load(cos1, m), s = isa::load(sin1, m);
-    isa::store(v, isa::sub(isa::mul(x0, c), isa::mul(x1, s)), m);
-    isa::store(w, isa::add(isa::mul(x0, s), isa::mul(x1, c)), m);
+    isa::store(v, isa::fmadd(x0, c, isa::mul(isa::mul(x1, s), isa::set1(-1.0f))), m);
+    isa::store(w, isa::fmadd(x0, s, isa::mul(x1, c)), m);
 }
 
 void rotate_neox(float * v, int64_t half, const float * cos1, const float * sin1) {
