@@ -16,6 +16,7 @@ import { buildSynthModel, writeSynthModel, type SynthType } from '../../bench/sy
 import { Model } from '../../lib/index.js';
 import { gv } from '../helpers/gguf-writer.js';
 import { peerLoadModel, peerLogits } from '../helpers/peer.js';
+import { perPositionDiff } from '../helpers/logit-diff.js';
 
 const PROMPT = 'Once upon a time there was a little girl named Lily. She was happy and she liked to play outside';
 const N_POS = 12;
@@ -27,16 +28,6 @@ beforeAll(() => {
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
-
-function perPositionDiff(a: Float32Array, b: Float32Array, nPos: number, nVocab: number): number[] {
-  const out: number[] = [];
-  for (let r = 0; r < nPos; r++) {
-    let d = 0;
-    for (let i = r * nVocab; i < (r + 1) * nVocab; i++) d = Math.max(d, Math.abs(a[i]! - b[i]!));
-    out.push(d);
-  }
-  return out;
-}
 
 describe('gemma3 (synthetic) logits vs llama.cpp', () => {
   const cases: { type: SynthType; tol: number; tied: boolean }[] = [

@@ -56,6 +56,7 @@ import { synthArchs, synthTypes, writeSynthModel, type SynthArch, type SynthType
 import { Engine, Model } from '../../lib/index.js';
 import { native } from '../../lib/native/load.js';
 import { peerLoadModel, peerLogits } from '../helpers/peer.js';
+import { perPositionDiff } from '../helpers/logit-diff.js';
 import '../helpers/run-environment.js';
 import { oraclesDir, stories260K, tinyRandom } from '../helpers/shared.js';
 
@@ -207,17 +208,6 @@ beforeAll(async () => {
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
-
-// Max |a − b| per position over the vocabulary.
-function perPositionDiff(a: Float32Array, b: Float32Array, nPos: number, nVocab: number): number[] {
-  const out: number[] = [];
-  for (let r = 0; r < nPos; r++) {
-    let d = 0;
-    for (let i = r * nVocab; i < (r + 1) * nVocab; i++) d = Math.max(d, Math.abs(a[i]! - b[i]!));
-    out.push(d);
-  }
-  return out;
-}
 
 const fmt = (diff: number[]): string => diff.map((d) => d.toExponential(1)).join(' ');
 
