@@ -2,11 +2,12 @@
 // the event loop's delay (perf_hooks.monitorEventLoopDelay; p50/p99/max over the window since the
 // previous scrape, so a scrape shows the recent stalls, not the start-up), and the gates of
 // request-controlled work (docs/architecture.md): the work pool that renders templates and converts
-// schemas, and the native tokenize gate.
+// schemas, and the native tokenize gate; and the errors `tokenmill serve` caught outside any request.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { IntervalHistogram } from 'node:perf_hooks';
 import type { GateStats } from '../workers/fair-gate.js';
 import type { WorkPoolStats } from '../workers/work-pool.js';
+import type { UncaughtKind } from './last-resort.js';
 
 export class EventLoopDelay {
   readonly #h: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
@@ -32,6 +33,7 @@ export interface ProcessMetricsSource {
   loop: EventLoopDelay;
   workPool: WorkPoolStats;
   tokenize: GateStats;
+  uncaught: Readonly<Record<UncaughtKind, number>>;
 }
 
 export function renderProcessMetrics(src: ProcessMetricsSource): string {
@@ -56,5 +58,9 @@ export function renderProcessMetrics(src: ProcessMetricsSource): string {
   one('tokenmill:tokenize_running', 'gauge', 'Long tokenizations running on libuv threads.', [`tokenmill:tokenize_running ${t.running}`]);
   one('tokenmill:tokenize_waiting', 'gauge', 'Long tokenizations waiting for a thread.', [`tokenmill:tokenize_waiting ${t.waiting}`]);
   one('tokenmill:tokenize_refused_total', 'counter', 'Long tokenizations refused (429/503) because too many were waiting.', [`tokenmill:tokenize_refused_total ${t.refused}`]);
+  one('tokenmill:uncaught_errors_total', 'counter', 'Exceptions and rejections that escaped request handling, caught by tokenmill serve (the server kept serving).', [
+    `tokenmill:uncaught_errors_total{kind="exception"} ${src.uncaught.exception}`,
+    `tokenmill:uncaught_errors_total{kind="rejection"} ${src.uncaught.rejection}`,
+  ]);
   return `${out.join('\n')}\n`;
 }

@@ -1,7 +1,8 @@
 // NOTE(server/serve): `tokenmill serve`. The server listens at once (so /health answers 503 while the
 // models load) and prints `tokenmill listening on http://HOST:PORT` when every model is loaded and
 // serving. Each --model gets its own engine; engines report usage through their onUsage hook to the
-// server's batched recorder. SIGTERM/SIGINT drain (stop accepting, finish running requests up to
+// server's batched recorder. An error that escapes every request's handling is logged and counted, not
+// fatal (last-resort.ts). SIGTERM/SIGINT drain (stop accepting, finish running requests up to
 // --drain-timeout, flush usage), close the engines, then exit 0.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { Engine } from '../openai/chat-engine.js';
 import type { EngineOptions } from '../openai/chat-engine.js';
 import { demoModelPath } from '../demo/demo-model.js';
 import { resolveModelPath } from '../hub/model-path.js';
+import { installLastResort } from './last-resort.js';
 import { createServer, type TokenmillServer } from './server.js';
 import { FlagError, parseServeFlags, serveHelp, type ServeFlags } from './serve-flags.js';
 import type { ServedModel } from './types.js';
@@ -82,6 +84,7 @@ export async function serve(args: string[]): Promise<number> {
     say(`tokenmill: warning: no API key configured (--api-key, --api-keys-file or TOKENMILL_API_KEY): the server is open to anyone who can reach ${host}${flags.host === null ? ' (bound to 127.0.0.1 for that reason)' : ''}`);
   }
 
+  const uninstallLastResort = installLastResort((line) => say(`tokenmill: error: ${line}`), flags.apiKeys);
   let server!: TokenmillServer;
   const loading = loadAll(flags, () => server);
   server = createServer({
@@ -108,6 +111,7 @@ export async function serve(args: string[]): Promise<number> {
   } catch (error) {
     process.stderr.write(`tokenmill serve: ${(error as Error).message}\n`);
     await server.drain(0);
+    uninstallLastResort();
     return 1;
   }
   const addr = server.address() as AddressInfo;
@@ -124,6 +128,7 @@ export async function serve(args: string[]): Promise<number> {
         await server.drain(flags.drainTimeout * 1000);
         await Promise.all(models.map((m) => m.engine.close?.()));
         say('tokenmill: stopped');
+        uninstallLastResort();
         resolve(0);
       })();
     };

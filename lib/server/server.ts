@@ -20,6 +20,7 @@ import { errorResponse, handleChat } from './chat-route.js';
 import { HttpError, isJsonContentType, readBody, sendError, sendJson, sendValidation } from './http-io.js';
 import { handleTrajectoryLog } from './log-route.js';
 import { ModelMetrics, renderMetrics } from './metrics.js';
+import { uncaughtCounts } from './last-resort.js';
 import { EventLoopDelay, renderProcessMetrics } from './process-metrics.js';
 import type { LogLevel, ServedModel, ServerOptions, UsageReport } from './types.js';
 
@@ -162,7 +163,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
             return null;
           }
         },
-      }))) + renderProcessMetrics({ loop: loopDelay, workPool: workPool().stats(), tokenize: tokenizeGate().stats() });
+      }))) + renderProcessMetrics({ loop: loopDelay, workPool: workPool().stats(), tokenize: tokenizeGate().stats(), uncaught: uncaughtCounts() });
       res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
       res.end(text);
       return;
