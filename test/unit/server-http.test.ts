@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../lib/store/database.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
 import { readUsage } from '../../lib/store/usage.js';
 import { exportTrajectoryGroups } from '../../lib/store/trajectories.js';
 import { createServer, type TokenmillServer } from '../../lib/server/server.js';
@@ -264,6 +264,58 @@ describe('server: trajectory log', () => {
     await server.drain(1000);
     const db = openDatabase(dataDir);
     expect([...exportTrajectoryGroups(db, 'fake')]).toHaveLength(1);
+    db.close();
+  });
+});
+
+describe('server: full disk', () => {
+  // SQLite answers SQLITE_FULL both when the file system reports ENOSPC and when the database reaches
+  // its max_page_count: capping the pages at what the file holds now and filling what is left takes the
+  // same path a full disk does, without root or a tiny file system. The filler rows have the length of
+  // the usage row the test's requests make and sort before it (day 0000-00-00), inserted in ascending
+  // order: each lands in the right-most leaf, where that usage row must go, so the fill stops exactly
+  // when that leaf has no room for it and no page is left to split it.
+  function fill(db: Database): void {
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    const insert = db.prepare(`INSERT INTO usage (day, team, project, model) VALUES ('0000-00-00', 'acme', 'full', ?)`);
+    let filled = 0;
+    try {
+      for (;;) insert.run((filled++).toString(36).padStart(4, '0'));
+    } catch (error) {
+      expect((error as { code?: string }).code).toBe('SQLITE_FULL');
+    }
+    expect(filled).toBeGreaterThan(1);
+  }
+
+  it('the log endpoint answers 503 SQLITE_FULL, inference keeps serving, nothing acknowledged is lost; writes resume when space returns', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tm-full-'));
+    dirs.push(dataDir);
+    const db = openDatabase(dataDir);
+    const logged: string[] = [];
+    const { base, server } = await start({ database: db, log: (_l, m) => logged.push(m) });
+    const log = (reward: number) => fetch(`${base}/v1/preview/models/fake/log`, json({ split: 'val', trajectory_groups: [{ trajectories: [{ reward, messages_and_choices: [{ role: 'user', content: 'x'.repeat(6000) }] }] }] }));
+    expect((await log(1)).status).toBe(200);
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    fill(db);
+
+    const full = await log(2);
+    expect(full.status).toBe(503);
+    expect(full.headers.get('retry-after')).toBe('5');
+    expect((await jsonOf(full)).error).toMatchObject({ type: 'ServiceUnavailableError', message: expect.stringContaining('SQLITE_FULL') });
+    for (let i = 0; i < 3; i++) expect((await fetch(`${base}/v1/chat/completions`, json(chatBody, { 'OpenAI-Project': 'acme/full' }))).status).toBe(200);
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    // The usage flush (every 20 ms here) fails and keeps its rows for the next attempt.
+    const deadline = Date.now() + 5000;
+    while (!logged.some((l) => l.includes('usage could not be written yet') && l.includes('full')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(logged.find((l) => l.includes('usage could not be written yet'))).toMatch(/full/);
+    expect(readUsage(db, '0001-01-01')).toEqual([]);
+
+    // Space comes back: the pending usage is written, the log endpoint stores again.
+    db.pragma(`max_page_count = ${pages + 1000}`);
+    expect((await log(3)).status).toBe(200);
+    await server.drain(1000);
+    expect(readUsage(db, '0001-01-01')).toEqual([expect.objectContaining({ team: 'acme', project: 'full', model: 'fake', requests: 3, prompt_tokens: 21, completion_tokens: 6 })]);
+    expect([...exportTrajectoryGroups(db, 'fake')].map((g) => (g as { trajectories: { reward: number }[] }).trajectories[0]!.reward)).toEqual([1, 3]);
     db.close();
   });
 });
