@@ -19,7 +19,7 @@ export async function renderChatTemplateOffThread(opts: RenderChatOptions, work:
   const payload: RenderPayload = { ...rest, limits: { ...limits, timeMs: Number.POSITIVE_INFINITY } };
   if (now) payload.nowMs = now().getTime();
   try {
-    return (await workPool().run('chat-template', payload, { client: work.client ?? '', timeMs: limits.timeMs })) as string;
+    return (await workPool().run('chat-template', payload, { client: work.client ?? '', timeMs: limits.timeMs, signal: work.signal })) as string;
   } catch (error) {
     if (error instanceof WorkLimitError) throw new TemplateError(`chat template render ${error.message}`);
     if (error instanceof WorkTaskError && error.errorName === 'TemplateError') {

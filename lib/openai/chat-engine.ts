@@ -141,9 +141,11 @@ export class Engine {
    * An OpenAI chat completion (non-stream). Rejects with TokenmillError subclasses with `status`.
    * Template rendering, schema conversion and long tokenizations run off the caller's event loop
    * (a request's template or schema cannot block it); `options.client` shares those workers fairly.
+   * Aborting `options.signal` while that work still waits for a thread drops it: the call rejects with
+   * the signal's reason, and the request never reaches the engine.
    */
   async chat(request: unknown, options: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
-    const prepared = await prepareChat(this.#ctx, checkChat(this.#ctx, request), { client: options.client });
+    const prepared = await prepareChat(this.#ctx, checkChat(this.#ctx, request), { client: options.client, signal: options.signal });
     return runChat(this.#ctx, prepared, options);
   }
 
@@ -160,7 +162,7 @@ export class Engine {
   }
 
   async *#stream(request: ChatRequest, options: ChatCallOptions): AsyncGenerator<ChatStreamItem> {
-    yield* runChatStream(this.#ctx, await prepareChat(this.#ctx, request, { client: options.client }), options);
+    yield* runChatStream(this.#ctx, await prepareChat(this.#ctx, request, { client: options.client, signal: options.signal }), options);
   }
 
   generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncIterable<GenerateEvent> {

@@ -55,7 +55,7 @@ export async function structuredGrammarOffThread(r: ChatRequest, work: WorkOptio
   if (!needsConversion(r)) return structuredGrammar(r);
   const input = { structured_outputs: r.structured_outputs, response_format: r.response_format };
   try {
-    return (await workPool().run('structured-grammar', input, { client: work.client ?? '', timeMs: CONVERSION_TIME_MS })) as string | undefined;
+    return (await workPool().run('structured-grammar', input, { client: work.client ?? '', timeMs: CONVERSION_TIME_MS, signal: work.signal })) as string | undefined;
   } catch (error) {
     if (error instanceof WorkLimitError) {
       throw structuredError(`structured output conversion ${error.message}`, r.response_format?.type === 'json_schema' ? 'response_format' : 'structured_outputs');

@@ -2,8 +2,9 @@
 // errors (docs/http-api.md#request-pipeline): 422 validation → 404 model → 400 priority / engine checks. The
 // stream's first chunk is awaited before any header is written, so errors found before generation still get a
 // proper status; after that an error is one `data: {"error":…}` event then `data: [DONE]`. A closed socket
-// aborts the request's signal (the engine frees it within one step), and the iterator is still consumed to
-// its end so the usage of an aborted request is counted.
+// aborts the request's signal: work of it still waiting for a thread (render, conversion, tokenization)
+// is dropped, a queued or running engine request is freed within one step, and the iterator is still
+// consumed to its end so the usage of an aborted request is counted.
 import type { ServerResponse } from 'node:http';
 import { validateChatRequest } from '../openai/validate.js';
 import type { ChatCompletionChunk } from '../openai/protocol.js';
@@ -74,9 +75,13 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   const controller = new AbortController();
   const stopNow = (): void => controller.abort();
   ctx.stop?.addEventListener('abort', stopNow, { once: true });
+  let clientGone = false;
   res.once('close', () => {
     ctx.stop?.removeEventListener('abort', stopNow);
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) {
+      clientGone = true;
+      controller.abort();
+    }
   });
   if (ctx.stop?.aborted) controller.abort();
   const metrics = ctx.metricsOf(served.id);
@@ -95,13 +100,23 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
     });
   };
 
+  // Aborted before generation (its work was still waiting for a thread): a client that left needs no
+  // answer; a draining server's abort answers 503.
+  const beforeGeneration = (error: unknown): unknown => {
+    if (!controller.signal.aborted) return error;
+    count(null);
+    if (error !== controller.signal.reason) return error;
+    return clientGone ? null : new HttpError(503, 'The server is shutting down.');
+  };
+
   if (!request.stream) {
     let response;
     try {
       response = await served.engine.chat(raw, call);
     } catch (error) {
-      if (controller.signal.aborted) count(null);
-      throw error;
+      const answer = beforeGeneration(error);
+      if (answer === null) return;
+      throw answer;
     }
     metrics.e2e.observe((performance.now() - started) / 1000);
     for (const c of response.choices) metrics.finished(controller.signal.aborted ? 'abort' : String(c.finish_reason ?? 'stop'));
@@ -118,8 +133,9 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   try {
     first = await iterator.next();
   } catch (error) {
-    if (controller.signal.aborted) count(null);
-    throw error;
+    const answer = beforeGeneration(error);
+    if (answer === null) return;
+    throw answer;
   }
   startSse(res, ctx.headers);
   let usage: UsageLike | null = null;

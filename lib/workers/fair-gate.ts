@@ -2,8 +2,9 @@
 // clients (an API key, else a remote address; the library's caller names it). A client holds at most
 // `perClient` slots at once, so one client can never occupy every slot and the others keep being
 // served; its further work waits in FIFO order, and beyond `waitingPerClient` waiting items it is
-// refused with a 429 (503 when the whole gate has `waitingTotal` waiting). Invariant: after every
-// change the gate dispatches, so a waiter left waiting is blocked by its client's cap or by no free slot.
+// refused with a 429 (503 when the whole gate has `waitingTotal` waiting). A waiter whose signal aborts
+// (its client disconnected) leaves the line at once and never starts. Invariant: after every change the
+// gate dispatches, so a waiter left waiting is blocked by its client's cap or by no free slot.
 import { OverloadedError } from '../engine/errors.js';
 
 export interface GateLimits {
@@ -34,6 +35,11 @@ interface Waiter {
   start: (release: Release) => void;
 }
 
+/** The reason an aborted signal carries (an AbortError DOMException unless the caller gave one). */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
 export class FairGate {
   #running = 0;
   #refused = 0;
@@ -46,9 +52,15 @@ export class FairGate {
     if (!(limits.slots >= 1 && limits.perClient >= 1)) throw new RangeError('FairGate: slots and perClient must be at least 1');
   }
 
-  /** Waits for a slot for `client`; rejects with OverloadedError when too much is waiting. */
-  acquire(client: string): Promise<Release> {
+  /**
+   * Waits for a slot for `client`; rejects with OverloadedError when too much is waiting, and with the
+   * signal's reason when `signal` is aborted while the work would wait (before or while in line).
+   * Work that can start at once starts whatever its signal says: the caller decides what an aborted
+   * request still does (a chat ends as finish_reason 'abort' without reaching the engine's queue).
+   */
+  acquire(client: string, signal?: AbortSignal): Promise<Release> {
     if (this.#waiting.length === 0 && this.#canStart(client)) return Promise.resolve(this.#start(client));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     const mine = this.#waitingOf.get(client) ?? 0;
     const { waitingPerClient, waitingTotal, retryAfterSeconds } = this.limits;
     if (mine >= waitingPerClient) {
@@ -59,8 +71,25 @@ export class FairGate {
       this.#refused += 1;
       return Promise.reject(new OverloadedError(`The server is overloaded: ${this.#waiting.length} requests are waiting for ${this.what}; retry later.`, 503, retryAfterSeconds));
     }
-    return new Promise<Release>((resolve) => {
-      this.#waiting.push({ client, start: resolve });
+    return new Promise<Release>((resolve, reject) => {
+      const onAbort = (): void => {
+        const at = this.#waiting.indexOf(waiter);
+        if (at < 0) return;
+        this.#waiting.splice(at, 1);
+        this.#leftLine(client);
+        // Leaving may unblock no one (slots are unchanged), but keeps the invariant obviously true.
+        this.#dispatch();
+        reject(abortReason(signal!));
+      };
+      const waiter: Waiter = {
+        client,
+        start: (release) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(release);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.push(waiter);
       this.#waitingOf.set(client, mine + 1);
       this.#dispatch();
     });
@@ -97,10 +126,14 @@ export class FairGate {
         continue;
       }
       this.#waiting.splice(i, 1);
-      const n = (this.#waitingOf.get(w.client) ?? 1) - 1;
-      if (n === 0) this.#waitingOf.delete(w.client);
-      else this.#waitingOf.set(w.client, n);
+      this.#leftLine(w.client);
       w.start(this.#start(w.client));
     }
+  }
+
+  #leftLine(client: string): void {
+    const n = (this.#waitingOf.get(client) ?? 1) - 1;
+    if (n === 0) this.#waitingOf.delete(client);
+    else this.#waitingOf.set(client, n);
   }
 }

@@ -1,8 +1,9 @@
 // NOTE(workers/offload): the process's shared gates for request-controlled work — one work pool
 // (template renders, structured-output conversion) and one gate for native tokenize jobs on libuv's
-// threads — and the option such work carries: the client it is for (fairness). A request's abort signal
-// does not reach this work: an aborted chat still answers finish_reason "abort", and the work is bounded
-// by its limits anyway. Every engine of the process shares the gates: the limit is on the machine's threads.
+// threads — and the options such work carries: the client it is for (fairness) and the request's abort
+// signal: work still waiting in a gate when its request is aborted (the client disconnected) is dropped
+// from the line; work already running ends at its own limits. Every engine of the process shares the
+// gates: the limit is on the machine's threads.
 import os from 'node:os';
 import { FairGate } from './fair-gate.js';
 import { WorkPool } from './work-pool.js';
@@ -11,6 +12,8 @@ import type { WorkPoolOptions } from './work-pool.js';
 export interface WorkOptions {
   /** Who the work is for: an API key, a remote address … ('' when the caller names no one). */
   client?: string;
+  /** The request's signal: aborting it drops the work if it has not started yet. */
+  signal?: AbortSignal;
 }
 
 /** Chat-template render time limit (ms), enforced by terminating the worker. */

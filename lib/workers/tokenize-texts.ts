@@ -23,7 +23,7 @@ export interface TextTokenizer {
 export async function tokenizeTexts(model: TextTokenizer, texts: readonly string[], options: TokenizeFlags, work: WorkOptions = {}): Promise<(number[] | Int32Array)[]> {
   const chars = texts.reduce((n, t) => n + t.length, 0);
   if (chars <= INLINE_TOKENIZE_CHARS || !model.tokenizeMany) return texts.map((t) => model.tokenize(t, options));
-  const release = await tokenizeGate().acquire(work.client ?? '');
+  const release = await tokenizeGate().acquire(work.client ?? '', work.signal);
   try {
     return await model.tokenizeMany(texts, options);
   } finally {

@@ -33,6 +33,8 @@ export interface RunOptions {
   client: string;
   /** Hard limit from the moment a ready worker starts the task. */
   timeMs: number;
+  /** Aborting it while the task still waits for a worker drops the task (a started one runs to its end or limit). */
+  signal?: AbortSignal;
 }
 
 /** The pool stopped a task at a limit and terminated its worker. */
@@ -112,10 +114,11 @@ export class WorkPool {
 
   /**
    * Runs `kind` with `payload` on a worker. Rejects with OverloadedError (refused), WorkLimitError
-   * (time/memory, the worker was terminated) or WorkTaskError (the task threw).
+   * (time/memory, the worker was terminated), WorkTaskError (the task threw) or the signal's reason
+   * (aborted before a worker took it).
    */
   async run(kind: string, payload: unknown, opts: RunOptions): Promise<unknown> {
-    const release = await this.gate.acquire(opts.client);
+    const release = await this.gate.acquire(opts.client, opts.signal);
     try {
       const w = this.#idle.pop() ?? this.#spawn();
       await w.ready;

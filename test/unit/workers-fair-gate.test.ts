@@ -1,5 +1,6 @@
 // FairGate: a client never holds more than its share of the slots, the others are served first, waiting
-// work starts in FIFO order as slots free, and too much waiting is refused with 429/503 and Retry-After.
+// work starts in FIFO order as slots free, too much waiting is refused with 429/503 and Retry-After, and
+// waiting work whose signal aborts leaves the line without ever starting.
 import { describe, expect, it } from 'vitest';
 import { OverloadedError } from '../../lib/engine/errors.js';
 import { FairGate } from '../../lib/workers/fair-gate.js';
@@ -60,5 +61,40 @@ describe('FairGate', () => {
     const e503 = await gate.acquire('d').catch((e: unknown) => e);
     expect(e503).toMatchObject({ status: 503, retryAfterSeconds: 2 });
     expect(gate.stats()).toEqual({ running: 2, waiting: 3, refused: 2 });
+  });
+
+  it('a waiter whose signal aborts leaves the line at once, never starts, and frees its place for others', async () => {
+    const gate = new FairGate(limits, 'work');
+    const a = await gate.acquire('a');
+    const b = await gate.acquire('b');
+    const ac = new AbortController();
+    let started = false;
+    const gone = gate.acquire('a', ac.signal).then((r) => { started = true; return r; });
+    const c = gate.acquire('c');
+    expect(gate.stats()).toEqual({ running: 2, waiting: 2, refused: 0 });
+    ac.abort();
+    await expect(gone).rejects.toMatchObject({ name: 'AbortError' });
+    expect(gate.stats()).toEqual({ running: 2, waiting: 1, refused: 0 });
+    // Its client's waiting count went back down too: two more of a's may wait again.
+    const a3 = gate.acquire('a');
+    const a4 = gate.acquire('a');
+    expect(await settled(a4)).toBe(false);
+    a();
+    b();
+    (await c)();
+    (await a3)();
+    (await a4)();
+    expect(started).toBe(false);
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0, refused: 0 });
+  });
+
+  it('an already aborted signal: refused at once when the work would wait, started when a slot is free', async () => {
+    const gate = new FairGate(limits, 'work');
+    const reason = new Error('client left');
+    const aborted = AbortSignal.abort(reason);
+    const a = await gate.acquire('a', aborted);
+    await expect(gate.acquire('a', aborted)).rejects.toBe(reason);
+    expect(gate.stats()).toEqual({ running: 1, waiting: 0, refused: 0 });
+    a();
   });
 });
