@@ -57,7 +57,7 @@ export const ModelListSchema = z.object({
   object: z.literal('list'),
   data: z.array(z.object({
     id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string(), root: z.string(),
-    parent: z.string().nullable().optional(), max_model_len: z.number().int().optional(),
+    max_model_len: z.number().int().optional(),
   })),
 });
 

@@ -175,7 +175,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
       const created = Math.floor(Date.now() / 1000);
       sendJson(res, 200, {
         object: 'list',
-        data: served.map((m) => ({ id: m.id, object: 'model', created, owned_by: 'tokenmill', root: m.root ?? m.engine.model?.info?.path ?? m.id, parent: null, max_model_len: m.engine.maxModelLen })),
+        data: served.map((m) => ({ id: m.id, object: 'model', created, owned_by: 'tokenmill', root: m.root ?? m.engine.model?.info?.path ?? m.id, max_model_len: m.engine.maxModelLen })),
       }, headers);
       return;
     }

@@ -106,6 +106,7 @@ describe('server: routes and errors', () => {
     const { base } = await start();
     const models = await jsonOf(await fetch(`${base}/v1/models/`));
     expect(models).toMatchObject({ object: 'list', data: [{ id: 'fake', object: 'model', owned_by: 'tokenmill', root: '/models/fake.gguf', max_model_len: 128 }] });
+    expect(Object.keys(models.data[0]).sort()).toEqual(['created', 'id', 'max_model_len', 'object', 'owned_by', 'root']);
     const h = await fetch(`${base}/health`, { headers: { 'x-request-id': 'abc' } });
     expect(h.status).toBe(200);
     expect(h.headers.get('x-request-id')).toBe('abc');
@@ -126,6 +127,9 @@ describe('server: routes and errors', () => {
     expect(await jsonOf(r)).toEqual({ error: { message: 'Invalid or missing API key', type: 'AuthenticationError', param: null, code: 401 } });
     expect((await fetch(`${base}/v1/models`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
     expect((await fetch(`${base}/v1/models`, { headers: { authorization: 'bearer sk-test' } })).status).toBe(200);
+    // An unknown /v1 path: the key is checked before the route (vLLM's order), so 401 without it, 404 with it.
+    expect((await fetch(`${base}/v1/nope`)).status).toBe(401);
+    expect((await fetch(`${base}/v1/nope`, { headers: { authorization: 'Bearer sk-test' } })).status).toBe(404);
     expect((await fetch(`${base}/health`)).status).toBe(200);
     expect((await fetch(`${base}/metrics`)).status).toBe(200);
   });
