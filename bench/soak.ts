@@ -1,5 +1,5 @@
 // npm run soak — a bounded soak of a real `tokenmill serve` (loopback only): 64 concurrent streaming
-// clients with random parameters (n, logprobs, stop, priority, cache_salt, structured outputs), 10 %
+// clients (each with its own API key) with random parameters (n, logprobs, stop, priority, cache_salt, structured outputs), 10 %
 // of them aborting at a random point and 5 % sending malformed requests, for --minutes per model.
 // Reports requests by status, p50/p99 time to first token and inter-token latency, the server's RSS
 // over time, the KV cache at the end, the server's event-loop delay and the machine's load average. Exits 1
@@ -53,9 +53,10 @@ async function modelPath(name: string, o: Options): Promise<string> {
 
 interface Server { child: ChildProcess; base: string; stderr: () => string }
 
-async function startServer(model: string, dataDir: string, template: string): Promise<Server> {
+async function startServer(model: string, dataDir: string, template: string, keysFile: string): Promise<Server> {
   const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'tokenmill.cjs'), 'serve', '--model', model, '--served-model-name', 'm', '--port', '0',
-    '--data-dir', dataDir, '--chat-template', template, '--scheduling-policy', 'priority', '--max-model-len', '512', '--log-level', 'warning'],
+    '--data-dir', dataDir, '--chat-template', template, '--scheduling-policy', 'priority', '--max-model-len', '512', '--log-level', 'warning',
+    '--api-keys-file', keysFile],
   { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
@@ -87,7 +88,7 @@ const percentile = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 
-interface Tally { status: Map<string, number>; ttft: number[]; itl: number[]; failures: string[]; starved: number; longestWait: number }
+interface Tally { status: Map<string, number>; refusals: Map<string, number>; ttft: number[]; itl: number[]; failures: string[]; starved: number; longestWait: number }
 
 const MALFORMED = ['{"messages": [', '{"model":"m","messages":"hi"}', '{"model":"m","messages":[{"role":"user","content":"x"}],"n":0}',
   '{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":"hot"}', '{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":1e-300,"max_tokens":1e10}'];
@@ -196,7 +197,7 @@ class Watchdog {
   }
 }
 
-async function client(base: string, r: () => number, until: number, t: Tally, dog: Watchdog): Promise<void> {
+async function client(base: string, key: string, r: () => number, until: number, t: Tally, dog: Watchdog): Promise<void> {
   const count = (k: string) => t.status.set(k, (t.status.get(k) ?? 0) + 1);
   while (Date.now() < until) {
     const malformed = r() < 0.05;
@@ -207,11 +208,16 @@ async function client(base: string, r: () => number, until: number, t: Tally, do
     let phase = 'waiting for the first chunk';
     const watch = dog.add(priority, malformed, () => controller.abort(new Error('hang')));
     try {
-      const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: controller.signal });
+      const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, signal: controller.signal });
       count(String(res.status));
       if (res.status >= 500) t.failures.push(`${res.status}: ${(await res.text()).slice(0, 200)}`);
       if (res.status !== 200) {
-        await res.body?.cancel();
+        // What the 4xx answers said (the malformed bodies' 422s, and any 400 the random parameters earn).
+        if (res.status < 500) {
+          const text = await res.text();
+          const why = `${res.status} ${(/"message":"([^"]{0,120})/.exec(text)?.[1] ?? /"msg":"([^"]{0,120})/.exec(text)?.[1] ?? text.slice(0, 120))}`;
+          t.refusals.set(why, (t.refusals.get(why) ?? 0) + 1);
+        }
         continue;
       }
       phase = 'streaming';
@@ -274,8 +280,13 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'tm-soak-'));
   const template = path.join(tmp, 'template.jinja');
   writeFileSync(template, '{% for m in messages %}{{ m.content }}{% endfor %}');
-  const server = await startServer(file, path.join(tmp, 'data'), template);
-  const t: Tally = { status: new Map(), ttft: [], itl: [], failures: [], starved: 0, longestWait: 0 };
+  // Each client has its own API key, so the server sees 64 clients (its per-client shares of the worker
+  // pool and tokenize gate apply to each), not one loopback address.
+  const keys = Array.from({ length: o.clients }, (_, i) => `sk-soak-${o.seed}-${i}`);
+  const keysFile = path.join(tmp, 'keys');
+  writeFileSync(keysFile, `${keys.join('\n')}\n`, { mode: 0o600 });
+  const server = await startServer(file, path.join(tmp, 'data'), template, keysFile);
+  const t: Tally = { status: new Map(), refusals: new Map(), ttft: [], itl: [], failures: [], starved: 0, longestWait: 0 };
   const loadBefore = os.loadavg();
   const rss: [number, number][] = [];
   const loads: number[] = [];
@@ -299,7 +310,7 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   server.child.once('exit', onExit);
   console.log(`soak ${name}: ${o.clients} clients for ${o.minutes} min against ${server.base} (seed ${o.seed})`);
   const dog = new Watchdog(t);
-  await Promise.all(Array.from({ length: o.clients }, (_, i) => client(server.base, makeRng(o.seed * 1000 + i), until, t, dog)));
+  await Promise.all(Array.from({ length: o.clients }, (_, i) => client(server.base, keys[i]!, makeRng(o.seed * 1000 + i), until, t, dog)));
   dog.close();
   clearInterval(sampler);
   const loadAfter = os.loadavg();
@@ -332,6 +343,8 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
 
   const total = [...t.status.values()].reduce((a, b) => a + b, 0);
   console.log(`soak ${name}: ${total} requests in ${((Date.now() - t0) / 1000).toFixed(0)} s; by status ${JSON.stringify(Object.fromEntries(t.status))}`);
+  const refusals = [...t.refusals].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([why, n]) => `${n}× ${why}`);
+  console.log(`soak ${name}: 4xx answers, most frequent first: ${refusals.join(' | ') || 'none'}`);
   console.log(`soak ${name}: TTFT p50 ${percentile(t.ttft, 50).toFixed(1)} ms, p99 ${percentile(t.ttft, 99).toFixed(1)} ms; inter-token p50 ${percentile(t.itl, 50).toFixed(1)} ms, p99 ${percentile(t.itl, 99).toFixed(1)} ms`);
   console.log(`soak ${name}: RSS MiB over time ${rss.filter((_, i) => i % Math.max(1, Math.floor(rss.length / 12)) === 0).map(([s, b]) => `${s.toFixed(0)}s:${mb(b)}`).join(' ')}; last third: mean ${mb(lastMean)}, fitted growth ${growth >= 0 ? '+' : ''}${mb(growth)} MiB (limit 5 %)`);
   console.log(`soak ${name}: waits excused by strict priority (no chunk for > ${HANG_MS / 1000} s while more urgent work was outstanding): ${t.starved}, longest wait for a chunk ${(t.longestWait / 1000).toFixed(1)} s`);
