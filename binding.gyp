@@ -4,7 +4,9 @@
 # using AVX-512 where the CPU and OS support it: the same kernels_simd family sources are compiled once per
 # ISA, which the TM_KERNELS_<ISA> define selects (native/kernels/simd/isa.h). `--build_tests=1` adds the C++
 # unit-test executable and a third build of those sources, the AVX-512 kernels emulated through SIMDe on
-# AVX2 hardware (Debian/Ubuntu package libsimde-dev), so every level is tested on every machine.
+# AVX2 hardware (Debian/Ubuntu package libsimde-dev), so every level is tested on every machine. The AMX tile
+# kernels (kernels_amx, -mamx-tile -mamx-int8) are built the same way: for real, and for the tests against a
+# strict scalar tile emulator over the emulated AVX-512 (native/kernels/amx/tile-emulator.h).
 {
   "variables": {
     "build_tests%": 0,
@@ -34,14 +36,21 @@
       "sources": ["<!@(node -p \"require('./native/sources.json').kernels_simd.join(' ')\")", "native/base/empty.cpp"]
     },
     {
+      "target_name": "tm_kernels_amx",
+      "type": "static_library",
+      "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mbmi2", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mamx-tile", "-mamx-int8"],
+      "defines": ["TM_KERNELS_AMX"],
+      "sources": ["<!@(node -p \"require('./native/sources.json').kernels_amx.join(' ')\")"]
+    },
+    {
       "target_name": "tm_core",
       "type": "static_library",
-      "dependencies": ["tm_kernels_avx2", "tm_kernels_avx512"],
+      "dependencies": ["tm_kernels_avx2", "tm_kernels_avx512", "tm_kernels_amx"],
       "sources": ["<!@(node -p \"const s=require('./native/sources.json');['base','gguf','tokenizer','quant','kernels_ref','model','kv','sched','sample','engine'].flatMap(k=>s[k]).join(' ')\")"]
     },
     {
       "target_name": "tokenmill",
-      "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512"],
+      "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512", "tm_kernels_amx"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "sources": ["<!@(node -p \"const s=require('./native/sources.json');[...s.addon,...s.addon_cpu].join(' ')\")"]
     }
@@ -57,9 +66,16 @@
           "sources": ["<!@(node -p \"require('./native/sources.json').kernels_simd.join(' ')\")", "native/base/empty.cpp"]
         },
         {
+          "target_name": "tm_kernels_amx_emulated",
+          "type": "static_library",
+          "cflags_cc": ["-mavx2", "-mfma", "-mf16c", "-mbmi2", "-Wno-psabi"],
+          "defines": ["TM_KERNELS_AMX_EMULATED"],
+          "sources": ["<!@(node -p \"require('./native/sources.json').kernels_amx.join(' ')\")"]
+        },
+        {
           "target_name": "tokenmill_cpp_tests",
           "type": "executable",
-          "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512", "tm_kernels_avx512_emulated"],
+          "dependencies": ["tm_core", "tm_kernels_avx2", "tm_kernels_avx512", "tm_kernels_amx", "tm_kernels_avx512_emulated", "tm_kernels_amx_emulated"],
           "include_dirs": ["test/cpp"],
           "sources": ["<!@(node -p \"require('./native/sources.json').tests.join(' ')\")"]
         }

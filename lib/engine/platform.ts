@@ -1,7 +1,7 @@
 // Facts about the machine the engine runs on, for benchmarks and diagnostics.
 import { native } from '../native/load.js';
 
-/** The kernel level chosen for this CPU: 'avx512', 'avx2' or 'baseline' (TOKENMILL_ISA caps it). */
+/** The kernel level chosen for this CPU: 'avx512+amx', 'avx512', 'avx2' or 'baseline' (TOKENMILL_ISA caps it). */
 export function kernelLevel(): string {
   return native().cpuIsa();
 }

@@ -5,6 +5,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace tmill {
 
 namespace {
@@ -35,15 +40,35 @@ cpu_features probe() {
     const bool avx512f = ebx & (1u << 16), avx512dq = ebx & (1u << 17);
     const bool avx512bw = ebx & (1u << 30), avx512vl = ebx & (1u << 31);
     const bool avx512vnni = ecx & (1u << 11);
-    const bool amx_tile = edx & (1u << 24);
+    const bool amx_tile = edx & (1u << 24), amx_int8 = edx & (1u << 25);
     f.avx2 = ymm_saved && avx2 && fma && f16c && bmi2;
     f.avx512 = f.avx2 && zmm_saved && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
     unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
     __cpuid_count(7, 1, a1, b1, c1, d1);
     f.avx512_bf16 = f.avx512 && (a1 & (1u << 5));
-    f.amx = amx_saved && amx_tile;
+    f.amx = f.avx512 && amx_saved && amx_tile && amx_int8;   // until the OS grants the tile data (below)
     return f;
 }
+
+} // namespace
+
+// Linux hands a process the AMX tile data state (XFEATURE_XTILEDATA, 8 KiB of registers) only on request;
+// without it the first tile instruction raises SIGILL. cpu_features_get() asks once, and only when AMX would
+// be used (TOKENMILL_ISA can rule it out first: the grant enlarges every signal frame of the process).
+bool os_grants_amx_tile_data() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    constexpr long arch_get_xcomp_perm = 0x1022, arch_req_xcomp_perm = 0x1023;
+    constexpr unsigned xfeature_xtiledata = 18;
+    if (syscall(SYS_arch_prctl, arch_req_xcomp_perm, long(xfeature_xtiledata)) != 0) return false;
+    unsigned long permitted = 0;
+    if (syscall(SYS_arch_prctl, arch_get_xcomp_perm, &permitted) != 0) return false;
+    return (permitted >> xfeature_xtiledata) & 1u;
+#else
+    return false;
+#endif
+}
+
+namespace {
 
 cpu_features apply_cap(cpu_features f) {
     const char * cap = std::getenv("TOKENMILL_ISA");
@@ -52,19 +77,24 @@ cpu_features apply_cap(cpu_features f) {
     if (std::strcmp(cap, "avx2") == 0) {
         f.avx512 = f.avx512_bf16 = f.amx = false;
     }
+    if (std::strcmp(cap, "avx512") == 0) f.amx = false;
     return f;
 }
 
 } // namespace
 
 const cpu_features & cpu_features_get() {
-    static const cpu_features features = apply_cap(probe());
+    static const cpu_features features = [] {
+        cpu_features f = apply_cap(probe());
+        if (f.amx) f.amx = os_grants_amx_tile_data();
+        return f;
+    }();
     return features;
 }
 
 const char * cpu_isa_name() {
     const cpu_features & f = cpu_features_get();
-    return f.avx512 ? "avx512" : f.avx2 ? "avx2" : "baseline";
+    return f.amx ? "avx512+amx" : f.avx512 ? "avx512" : f.avx2 ? "avx2" : "baseline";
 }
 
 } // namespace tmill

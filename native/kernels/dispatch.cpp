@@ -1,6 +1,7 @@
 #include "kernels/kernels.h"
 
 #include "base/cpu-features.h"
+#include "kernels/amx/amx.h"
 
 namespace tmill::kernels {
 
@@ -16,6 +17,10 @@ kernel_table kernels_for(isa_level level) {
         avx512::fill(t);
         t.isa = "avx512";
     }
+    if (level >= isa_level::avx512_amx) {
+        amx::fill(t);
+        t.isa = "avx512+amx";
+    }
     return t;
 }
 
@@ -26,7 +31,10 @@ size_t attend_f16_heads_scratch(int64_t n_heads, int64_t head_dim) {
 const kernel_table & kernels_get() {
     static const kernel_table table = [] {
         const cpu_features & f = cpu_features_get();
-        return kernels_for(f.avx512 ? isa_level::avx512 : f.avx2 ? isa_level::avx2 : isa_level::baseline);
+        return kernels_for(f.amx      ? isa_level::avx512_amx
+                           : f.avx512 ? isa_level::avx512
+                           : f.avx2   ? isa_level::avx2
+                                      : isa_level::baseline);
     }();
     return table;
 }

@@ -1,5 +1,5 @@
 // The kernel function table: one entry per operation, filled once from the CPU's features
-// (ref -> avx2 -> avx512; an ISA without a variant keeps the next lower one).
+// (ref -> avx2 -> avx512 -> avx512+amx; an ISA without a variant keeps the next lower one).
 //
 // ODR rule: this header is included by ISA-specific translation units, so it holds only plain data,
 // enums and function-pointer types — no inline functions, no default member initializers (they
@@ -76,7 +76,7 @@ namespace tmill::kernels {
 
 // One pointer per entry of kernels/entries.h.
 struct kernel_table {
-    const char * isa;   // "baseline", "avx2" or "avx512": the best level this table was built for
+    const char * isa;   // "baseline", "avx2", "avx512" or "avx512+amx": the best level this table was built for
 #define TM_KERNEL_MEMBER(name, type) type * name;
     TM_KERNEL_ENTRIES(TM_KERNEL_MEMBER)
 #undef TM_KERNEL_MEMBER
@@ -92,7 +92,7 @@ constexpr int32_t k_attend_key_chunk = 16;
 // scores, the running max and sum; plus one converted key/value row.
 size_t attend_f16_heads_scratch(int64_t n_heads, int64_t head_dim);
 
-enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2 };
+enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2, avx512_amx = 3 };
 
 // The table for this machine (cpu_features_get(), so TOKENMILL_ISA caps it); built on first call.
 const kernel_table & kernels_get();

@@ -1,6 +1,7 @@
 #include "kernel-levels.h"
 
 #include "base/cpu-features.h"
+#include "kernels/amx/amx.h"
 
 #include <cstdlib>
 
@@ -36,6 +37,14 @@ const std::vector<kernel_level> & kernel_levels() {
             t.isa = "avx512-emulated";
             out.push_back({"avx512-emulated", t, true});
         }
+        if (f.amx) out.push_back({"avx512+amx", kernels_for(isa_level::avx512_amx), false});
+        if (f.avx2) {
+            kernel_table t{};
+            avx512_emulated::fill(t);
+            amx_emulated::fill(t);
+            t.isa = "avx512+amx-emulated";
+            out.push_back({"avx512+amx-emulated", t, true});
+        }
         return out;
     }();
     g_used = true;
@@ -51,6 +60,10 @@ std::vector<std::string> kernel_levels_report() {
         f.avx512 ? "avx512: run on the CPU" : "avx512: " + not_run("AVX-512 F/BW/VL/DQ+VNNI"),
         f.avx2 ? "avx512-emulated: run under SIMDe emulation (AVX-512 sources, AVX2 instructions)"
                : "avx512-emulated: " + not_run("AVX2, which the emulated build is compiled for"),
+        f.amx ? "avx512+amx: run on the CPU (AMX tiles)"
+              : "avx512+amx: " + not_run("AMX-TILE+AMX-INT8 with AVX-512, or the OS did not grant the tile data state (arch_prctl)"),
+        f.avx2 ? "avx512+amx-emulated: run under the scalar tile emulator (AMX sources, on emulated AVX-512)"
+               : "avx512+amx-emulated: " + not_run("AVX2, which the emulated build is compiled for"),
     };
 }
 

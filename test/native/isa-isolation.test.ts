@@ -27,15 +27,24 @@ describe('ISA isolation of the addon', () => {
     expect(dump.status).toBe(0);
   });
 
-  it('uses 512-bit registers only in avx512 kernels', () => {
+  // The AMX kernels (namespace tmill::kernels::amx) fold their tiles with AVX-512 and are chosen only with it.
+  const amxKernel = (f: string): boolean => f.includes('tmill::kernels::amx::');
+
+  it('uses 512-bit registers only in avx512 and amx kernels', () => {
     const users = [...functionsUsing(dump.stdout, /%zmm|%k[1-7]\b/)];
     expect(users.length).toBeGreaterThan(0); // the AVX-512 kernels are there and were seen
-    expect(users.filter((f) => !f.includes('avx512'))).toEqual([]);
+    expect(users.filter((f) => !f.includes('avx512') && !amxKernel(f))).toEqual([]);
+  });
+
+  it('uses tile registers only in amx kernels', () => {
+    const users = [...functionsUsing(dump.stdout, /%tmm[0-7]\b|ldtilecfg|tilerelease/)];
+    expect(users.length).toBeGreaterThan(0); // the AMX kernels are there and were seen
+    expect(users.filter((f) => !amxKernel(f))).toEqual([]);
   });
 
   it('uses 256-bit registers only in avx2 or avx512 kernels', () => {
     const users = [...functionsUsing(dump.stdout, /%ymm/)];
     expect(users.some((f) => f.includes('avx2'))).toBe(true);
-    expect(users.filter((f) => !f.includes('avx2') && !f.includes('avx512'))).toEqual([]);
+    expect(users.filter((f) => !f.includes('avx2') && !f.includes('avx512') && !amxKernel(f))).toEqual([]);
   });
 });

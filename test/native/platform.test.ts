@@ -7,8 +7,9 @@ import { stories260K } from '../helpers/shared.js';
 
 describe('platform facts', () => {
   test('kernelLevel names the dispatch level, capped by TOKENMILL_ISA', () => {
-    expect(['baseline', 'avx2', 'avx512']).toContain(kernelLevel());
+    expect(['baseline', 'avx2', 'avx512', 'avx512+amx']).toContain(kernelLevel());
     if (process.env.TOKENMILL_ISA === 'baseline') expect(kernelLevel()).toBe('baseline');
+    if (process.env.TOKENMILL_ISA === 'avx512') expect(kernelLevel()).not.toBe('avx512+amx');
   });
 
   test('measureReadBandwidth returns a plausible rate without blocking the event loop', async () => {

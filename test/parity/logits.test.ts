@@ -121,6 +121,8 @@ const SAME_ORDER_BUILDS: Record<string, readonly string[]> = {
   avx512: ['zen4', 'sapphirerapids'],
   avx2: ['haswell'],
 };
+// The AMX level gives the avx512 kernels' bits (docs/kernels.md, "The AMX path").
+SAME_ORDER_BUILDS['avx512+amx'] = SAME_ORDER_BUILDS.avx512!;
 
 // The matmuls ggml-cpu/amx takes over (see above).
 const AMX_TYPES: readonly SynthType[] = ['F16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_XS'];
@@ -137,7 +139,7 @@ const LEVELS: Record<SynthType, Tolerance> = Object.fromEntries(synthTypes.map((
 const PROMPT = 'Once upon a time there was a little girl named Lily. She was happy because the sun was warm and her dog Max ran with her.';
 const N_POS = 24;
 const KV_BLOCK = 16; // tokenmill's KV block size: positions from 16 on read a second block
-const LEVEL_ORDER = ['baseline', 'avx2', 'avx512'];
+const LEVEL_ORDER = ['baseline', 'avx2', 'avx512', 'avx512+amx'];
 
 // The llama.cpp build node-llama-cpp loads on this machine (found by the global setup, so that the test
 // names can say which code path they compare).

@@ -1,0 +1,34 @@
+// The AMX level's entries (kernels/amx/matmul-q8-0.cpp, see docs/kernels.md "The AMX path"). The level is
+// the AVX-512 table with these entries replaced; kernels_for(isa_level::avx512_amx) builds it, and only
+// where cpu_features_get().amx says the CPU has AMX-TILE + AMX-INT8 and the OS granted this process the
+// tile data state.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace tmill::kernels {
+
+// Tokens per AMX tile: batches are cut into groups of this many; the tokens left over (and the rows left
+// over from whole 16-row groups) take the AVX-512 kernel, which gives the same bits.
+constexpr int64_t k_amx_tile_tokens = 16;
+constexpr int64_t k_amx_tile_rows = 16;
+
+// The real instructions (tm_kernels_amx, built with -mamx-tile -mamx-int8).
+namespace amx {
+matmul_rows_kernel matmul_q8_0;
+// Sets the entries the AMX level replaces; the rest of t stays as filled before (the AVX-512 level's).
+void fill(kernel_table & t);
+} // namespace amx
+
+// The same source against the scalar tile emulator, on SIMDe's AVX-512 (the C++ tests' build only,
+// tm_kernels_amx_emulated); its fallback is the avx512_emulated level.
+namespace amx_emulated {
+matmul_rows_kernel matmul_q8_0;
+void fill(kernel_table & t);
+// The emulator's state on the calling thread, for the tests: whether tiles are configured (a call must
+// release them) and how many TDPBSSDs ran (a batch of 16 or more tokens must take the tiles).
+bool tiles_configured();
+uint64_t tile_products();
+} // namespace amx_emulated
+
+} // namespace tmill::kernels
