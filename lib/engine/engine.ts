@@ -93,15 +93,16 @@ export class Engine {
 
   /**
    * Streams one request's output. Each choice ends with an event carrying finishReason and that choice's
-   * usage; the request's last event also has done: true.
+   * usage; the request's last event also has done: true. Leaving the loop early (break, return, throw)
+   * aborts the request and resolves once its final record arrived: its KV blocks are free by then.
    */
   generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncIterable<GenerateEvent> {
     const handle = this.#live();
     const id = this.#nextId++;
     const nativeRequest = toNativeRequest(id, request);
-    const queue = new AsyncQueue<GenerateEvent>();
     const signal = options.signal;
     if (signal?.aborted) {
+      const queue = new AsyncQueue<GenerateEvent>();
       const usage = { promptTokens: nativeRequest.promptTokens.length, completionTokens: 0, cachedTokens: 0 };
       const n = nativeRequest.n ?? 1;
       for (let index = 0; index < n; index++) {
@@ -110,6 +111,12 @@ export class Engine {
       queue.close();
       return queue;
     }
+    // Closing already aborts every request, and the native engine refuses calls then: an abort thrown
+    // from a signal listener would be an uncaught exception.
+    const abort = (): void => {
+      if (this.#queues.has(id) && this.#native && !this.#closing) this.#native.abort(id);
+    };
+    const queue = new AsyncQueue<GenerateEvent>(abort);
     this.#queues.set(id, queue);
     try {
       handle.submit(nativeRequest);
@@ -118,17 +125,9 @@ export class Engine {
       throw fromNative(error);
     }
     if (signal) {
-      const onAbort = (): void => {
-        // Closing already aborts every request, and the native engine refuses calls then: an abort
-        // thrown from this listener would be an uncaught exception.
-        if (this.#queues.has(id) && this.#native && !this.#closing) this.#native.abort(id);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      void (async () => {
-        // Detach the listener once the request is over, so long-lived signals do not accumulate them.
-        while (this.#queues.has(id)) await new Promise((r) => setTimeout(r, 250).unref?.());
-        signal.removeEventListener('abort', onAbort);
-      })();
+      signal.addEventListener('abort', abort, { once: true });
+      // Detached when the request is over, so long-lived signals do not accumulate listeners.
+      queue.onClose(() => signal.removeEventListener('abort', abort));
     }
     return queue;
   }

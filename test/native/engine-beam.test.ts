@@ -6,7 +6,7 @@
 // engine's forward pass, scheduler or beam bookkeeping.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type GenerateEvent, type GenerateRequest, Model } from '../../lib/index.js';
-import { prompts, waitFor } from '../helpers/engine-run.js';
+import { prompts } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
 let model: Model;
@@ -337,14 +337,21 @@ describe('beam search in the running engine', () => {
 
   it('abort mid-search ends every choice with abort and frees every block', async () => {
     const controller = new AbortController();
-    const generated = engine.stats().generationTokens;
     const pending = collect(request(story(), { width: 6, maxTokens: 400, ignoreEos: true }), controller.signal);
-    await waitFor(() => engine.stats().generationTokens > generated + 30);
+    // Beam search reports nothing before it ends: an ordinary request submitted after it is the clock.
+    // Each of its tokens comes from a step that also ran the search (admitted no later), so after 10 of
+    // them the search is 10 steps into its 400.
+    let steps = 0;
+    for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens: 400, ignoreEos: true })) {
+      steps += ev.tokenIds.length;
+      if (steps >= 10) break;
+    }
+    expect(steps).toBe(10);
     controller.abort();
     const events = await pending;
     expect(events.map((e) => e.finishReason)).toEqual(Array(6).fill('abort'));
-    await waitFor(() => engine.stats().running === 0);
-    const s = engine.stats();
+    const s = engine.stats(); // current when the abort records arrived
+    expect(s.running + s.waiting).toBe(0);
     expect(s.kvBlocksFree).toBe(s.kvBlocksTotal);
   });
 

@@ -1,7 +1,7 @@
 // Focused regressions for what the randomized engine stress test (engine-stress.test.ts) found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type GenerateEvent, type GenerateRequest, Model } from '../../lib/index.js';
-import { collect, prompts, waitFor } from '../helpers/engine-run.js';
+import { collect, prompts } from '../helpers/engine-run.js';
 import { stories260K } from '../helpers/shared.js';
 
 const BLOCK_BYTES = 10_240; // one stories260K KV block (16 tokens)
@@ -61,23 +61,34 @@ describe('engine stress regressions', () => {
       const background = run(engine, { promptTokens: busy, maxTokens: 1 }).then(() => {
         backgroundLive = false;
       });
-      const others = (): number => (backgroundLive ? 1 : 0);
+      let smallLive = false;
+      const others = (): number => (backgroundLive ? 1 : 0) + (smallLive ? 1 : 0);
       for (let i = 0; i < 3; i++) {
-        for await (const ev of engine.generate({ promptTokens: tooBig, maxTokens: 1 })) {
+        // The refused request and a small one that waits behind the prefill (its chunks take every
+        // step's budget) are submitted together: the engine takes both in one inbox batch, so when the
+        // refusal arrives the small one was admitted (and counted waiting in published stats). Aborted
+        // then, its abort meets the prefill's next step.
+        const controller = new AbortController();
+        const refused = engine.generate({ promptTokens: tooBig, maxTokens: 1 });
+        smallLive = true;
+        const small = (async () => {
+          for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens: 4 }, { signal: controller.signal })) {
+            if (!ev.done) continue;
+            expect(ev.finishReason).toBe('abort');
+            smallLive = false;
+            const stats = engine.stats();
+            expect(stats.running + stats.waiting).toBeLessThanOrEqual(others());
+          }
+        })();
+        for await (const ev of refused) {
           if (!ev.done) continue;
           expect(ev.finishReason).toBe('error');
           const stats = engine.stats();
           expect(stats.running + stats.waiting).toBeLessThanOrEqual(others());
         }
-        // waits behind the prefill (its chunks take every step's budget) until aborted
-        const controller = new AbortController();
-        setTimeout(() => controller.abort(), 5);
-        for await (const ev of engine.generate({ promptTokens: [1, 403], maxTokens: 4 }, { signal: controller.signal })) {
-          if (!ev.done) continue;
-          expect(ev.finishReason).toBe('abort');
-          const stats = engine.stats();
-          expect(stats.running + stats.waiting).toBeLessThanOrEqual(others());
-        }
+        controller.abort();
+        await small;
+        expect(smallLive).toBe(false);
       }
       expect(backgroundLive).toBe(true); // every case above met a step in flight
       await background;
@@ -145,7 +156,9 @@ describe('engine stress regressions', () => {
       controller.abort();
       await closing;
       await consumed;
-      await new Promise((r) => setTimeout(r, 10)); // an error thrown by the listener surfaces on a later tick
+      // An error thrown by an AbortSignal listener is rethrown from process.nextTick: the next macrotask
+      // runs after it.
+      await new Promise((r) => setImmediate(r));
       expect(uncaught).toEqual([]);
       expect(events.at(-1)).toMatchObject({ finishReason: 'abort', done: true });
     } finally {
@@ -154,18 +167,21 @@ describe('engine stress regressions', () => {
   });
 
   it('priority preemption of a request already planned in the step leaves the batch tokens in place', async () => {
-    // A (priority 5, a 500-token prompt: 32 of 33 blocks) is submitted; while its prefill step runs, B
-    // (priority 0, 20 tokens: 2 blocks) arrives. The next step plans A's first decode token, then preempts
-    // A for B's blocks: before the fix A's token stayed at the front of the batch, B's prompt was fed
-    // shifted by one position (its last token dropped) and B's output and KV were wrong.
+    // A (priority 5, a 500-token prompt: 32 of 33 blocks, up to 33 with its 28 tokens) is decoding when B
+    // (priority 0, 20 tokens: 2 blocks) arrives. The next step plans A's decode token, then preempts A for
+    // B's blocks: before the fix A's token stayed at the front of the batch, B's prompt was fed shifted by
+    // one position (its last token dropped) and B's output and KV were wrong.
     const reference = await Engine.create(model, { kvCacheMemory: 64 * BLOCK_BYTES, threads: 1 });
     const engine = await Engine.create(model, { kvCacheMemory: 33 * BLOCK_BYTES, threads: 1, schedulingPolicy: 'priority', enablePrefixCaching: false });
     try {
-      const a = { promptTokens: prompts(1, 500, 500, 512, 50)[0]!, maxTokens: 12, temperature: 0, ignoreEos: true, priority: 5 };
+      const a = { promptTokens: prompts(1, 500, 500, 512, 50)[0]!, maxTokens: 28, temperature: 0, ignoreEos: true, priority: 5 };
       const b = { promptTokens: [1, 403, 407, 261, 378, 300, 400, 270, 290, 350, 303, 411, 420, 287, 265, 402, 345, 299, 288, 300], maxTokens: 6, temperature: 0, ignoreEos: true, priority: 0 };
       const expected = await Promise.all([a, b].map(async (r) => (await run(reference, r)).flatMap((e) => e.tokenIds)));
       const runA = run(engine, a);
-      await waitFor(() => engine.stats().waiting + engine.stats().running > 0); // A's prefill is under way
+      // A reports nothing before its prefill ends. A one-token request of A's priority submitted after it
+      // is the clock: admitted no earlier than A, it fits beside A (32 + 1 blocks) and ends in its first
+      // step, so when it is over A's prefill has run and B meets A decoding.
+      await run(engine, { promptTokens: [1], maxTokens: 1, temperature: 0, priority: 5 });
       const gotB = (await run(engine, b)).flatMap((e) => e.tokenIds);
       const gotA = (await runA).flatMap((e) => e.tokenIds);
       expect(engine.stats().preemptions).toBe(1);
