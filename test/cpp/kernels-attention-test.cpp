@@ -354,3 +354,67 @@ TM_TEST("kernels: attend_f16 sums ggml_vec_dot_f16's leftovers in double, per le
         }
     }
 }
+
+// The online softmax's sum S = S * ms + vs is rounded twice (a product, then a sum) at every level, as
+// llama.cpp's FMA builds compute it: fused, it moved a head's output by an ulp after a new maximum, which
+// flipped a Q8_1 rounding of SmolLM2-135M's attention output against node-llama-cpp. The data make every
+// other step exact and level-independent, so the expected output can be written here: the query is e_0,
+// key j is c_j e_0 (score c_j exactly, scale 1), every value is all ones (acc = f16(acc + vs) whether the
+// level uses an FMA or not). Scores drift upward so new maxima (ms < 1) are frequent.
+TM_TEST("kernels: attend_f16's softmax sum is S * ms + vs with two roundings at every level") {
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<float> step(-1.0f, 1.5f);
+    int64_t differs = 0, checked = 0;
+    for (int64_t hd : {int64_t(40), int64_t(64), int64_t(128)}) {
+        for (int rep = 0; rep < 40; ++rep) {
+            const int32_t n_ctx = 24;
+            std::vector<uint16_t> k(size_t(n_ctx * hd), 0), v(size_t(n_ctx * hd), quant::fp32_to_fp16(1.0f));
+            std::vector<float> c(static_cast<size_t>(n_ctx));
+            float walk = 0.0f;
+            for (int32_t j = 0; j < n_ctx; ++j) {
+                walk += step(rng);
+                k[size_t(j * hd)] = quant::fp32_to_fp16(walk);
+                c[size_t(j)] = quant::fp16_to_fp32(k[size_t(j * hd)]);
+            }
+            std::vector<float> q(static_cast<size_t>(hd), 0.0f);
+            q[0] = 1.0f;
+            // The expected output, and the one a fused S would give.
+            float m = -INFINITY, s2 = 0.0f, s1 = 0.0f, acc = 0.0f;
+            for (int32_t j = 0; j < n_ctx; ++j) {
+                float ms = 1.0f, vs = 1.0f;
+                if (c[size_t(j)] > m) {
+                    ms = j == 0 ? 0.0f : std::exp(m - c[size_t(j)]);
+                    m = c[size_t(j)];
+                    acc = quant::fp16_to_fp32(quant::fp32_to_fp16(acc * ms));
+                } else {
+                    vs = std::exp(c[size_t(j)] - m);
+                }
+                acc = quant::fp16_to_fp32(quant::fp32_to_fp16(acc + vs));
+                const float product = s2 * ms;   // a statement of its own: rounded before the sum
+                s2 = product + vs;
+                s1 = std::fma(s1, ms, vs);
+            }
+            const float want = acc * (1.0f / s2);
+            if (want != acc * (1.0f / s1)) ++differs;
+            const int32_t table[1] = {0};
+            for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+                std::vector<float> out(static_cast<size_t>(hd)), scratch(attend_f16_heads_scratch(2, hd));
+                l.table.attend_f16(q.data(), hd, 1.0f, 0.0f, n_ctx, table, n_ctx, k.data(), v.data(), 0, size_t(hd),
+                                   out.data(), scratch.data());
+                if (out[0] != want) std::fprintf(stderr, "    %s head_dim %lld: out %.9g, want %.9g\n", l.name, (long long)hd, out[0], want);
+                CHECK_EQ(out[0], want);
+                std::vector<float> q2(q);
+                q2.insert(q2.end(), q.begin(), q.end());
+                std::vector<float> out2(q2.size());
+                l.table.attend_f16_heads(q2.data(), 2, hd, 1.0f, 0.0f, n_ctx, table, n_ctx, k.data(), v.data(), 0,
+                                         size_t(hd), out2.data(), scratch.data());
+                CHECK_EQ(out2[0], want);
+                CHECK_EQ(out2[size_t(hd)], want);
+                ++checked;
+            }
+        }
+    }
+    std::printf("  softmax sum: %lld of 120 cases where a fused S would differ, %lld level runs\n", (long long)differs, (long long)checked);
+    CHECK(differs >= 10);
+    CHECK(checked >= 120);
+}

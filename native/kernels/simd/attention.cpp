@@ -21,6 +21,13 @@ constexpr int k_chunk = k_attend_key_chunk;   // keys whose scores are computed 
 float round_f16(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)); }
 float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
 
+// The softmax sum's update S = S * ms + vs with two roundings, as llama.cpp's FMA builds compute it (measured
+// against node-llama-cpp's zen4 build: fusing it moves S, hence a whole head's output, by an ulp after a new
+// maximum). Written with scalar intrinsics so no compiler contracts it into an FMA.
+float sum_update(float sum, float ms, float vs) {
+    return _mm_cvtss_f32(_mm_add_ss(_mm_mul_ss(_mm_set_ss(sum), _mm_set_ss(ms)), _mm_set_ss(vs)));
+}
+
 // dot(q16, k) as ggml_vec_dot_f16 computes it for this ISA's step (GGML_F16_STEP = 4W: 32 on AVX2, 64 on
 // AVX-512): the lanes over the first n - n % 4W elements in ggml's order (ggml-dot.h; K is the key row as F16
 // or already converted to F32 — exact, so the same value), their F32 sum widened to double (ggml's sumf is
@@ -162,7 +169,7 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
                     const vec vsv = isa::set1(vs);
                     for (int b = 0; b < NV; ++b)
                         isa::store(accg + W * b, isa::round_f16(isa::fmadd(v[b], vsv, isa::load(accg + W * b))));
-                    sum[g] = fma1(sum[g], ms, vs);
+                    sum[g] = sum_update(sum[g], ms, vs);
                 }
             } else {
                 convert_row(v_base + rows[c], row, hd);
@@ -171,7 +178,7 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
                     float ms;
                     const float vs = softmax_step(sc[g * k_chunk + c], first, m[g], accg, hd, ms);
                     mad_acc<load_f32<isa>>(accg, row, vs, hd);
-                    sum[g] = fma1(sum[g], ms, vs);
+                    sum[g] = sum_update(sum[g], ms, vs);
                 }
             }
         }
@@ -183,7 +190,7 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
 
 // NOTE(attention): the numerics of llama.cpp's CPU flash attention as its build for this ISA runs it (see
 // the reference in kernels/ref/attention.cpp): F16 query, dot products in ggml_vec_dot_f16's lane order for
-// the ISA's step, online softmax with S = fma(S, ms, vs), F16 value accumulator updated with FMA before
+// the ISA's step, online softmax with S = S * ms + vs (two roundings), F16 value accumulator updated with FMA before
 // rounding, out = acc · (1/S). Scores of up to 16 keys are computed before the softmax walks them (they do
 // not depend on its state), which changes no result but lets the dot products overlap.
 void attend_f16(const float * q, int64_t head_dim, float scale, float softcap, int32_t n_ctx, const int32_t * block_table,
@@ -212,7 +219,7 @@ void attend_f16(const float * q, int64_t head_dim, float scale, float softcap, i
             float ms;
             const float vs = softmax_step(sc[c], j0 + c == 0, m, acc, head_dim, ms);
             mad_acc<load_f16<isa>>(acc, v_base + rows[c], vs, head_dim);
-            sum = fma1(sum, ms, vs);
+            sum = sum_update(sum, ms, vs);
         }
     }
     finish_head(acc, sum, out, head_dim);
@@ -220,7 +227,7 @@ void attend_f16(const float * q, int64_t head_dim, float scale, float softcap, i
 
 // NOTE(attention-heads): grouped-query heads share one KV head, so each key and value row is converted from
 // F16 once (exactly, to F32) and used by every head; per head the arithmetic is attend_f16's, step for step
-// (same F16 query, dot lanes and reduction, expf calls, F16 rounding after each update, S = fma(S, ms, vs),
+// (same F16 query, dot lanes and reduction, expf calls, F16 rounding after each update, S = S * ms + vs,
 // out = acc · (1/S)), so each head's output is bitwise attend_f16's whatever the group size. Walking the
 // heads inside the key loop also gives the out-of-order core n_heads independent softmax chains where
 // attend_f16 has one. Head dims of 4W and 8W (64 and 128 on AVX-512, 32 and 64 on AVX2) keep the row in
