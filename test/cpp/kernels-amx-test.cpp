@@ -191,68 +191,93 @@ TM_TEST("kernels: the AMX tile emulator's TDPBSSD is the signed int8 matrix prod
     CHECK_EQ(bad, 0);
 }
 
+namespace {
+
+// Raw weight rows of a 32-block type the AMX level takes: Q8_0 as raw_blocks, Q4_0 and IQ4_NL as random
+// nibbles (every pattern is a valid block) with random F16 scales.
+const ggml_type amx_types[] = {ggml_type::q8_0, ggml_type::q4_0, ggml_type::iq4_nl};
+
+std::vector<uint8_t> raw_weights(ggml_type type, int64_t n_rows, int64_t nb, std::mt19937 & rng) {
+    if (type == ggml_type::q8_0) {
+        const std::vector<quant::block_q8_0> b = raw_blocks(size_t(n_rows * nb), true, rng);
+        const auto * p = reinterpret_cast<const uint8_t *>(b.data());
+        return std::vector<uint8_t>(p, p + b.size() * sizeof(quant::block_q8_0));
+    }
+    std::uniform_int_distribution<int> byte(0, 255);
+    std::uniform_real_distribution<float> scale(0.01f, 0.1f);
+    const size_t block = quant::type_block_bytes(type);   // d (F16) first, then the nibbles
+    std::vector<uint8_t> w(block * size_t(n_rows * nb));
+    for (size_t off = 0; off < w.size(); off += block) {
+        const uint16_t d = quant::fp32_to_fp16(scale(rng));
+        std::memcpy(&w[off], &d, 2);
+        for (size_t i = 2; i < block; ++i) w[off + i] = uint8_t(byte(rng));
+    }
+    return w;
+}
+
+} // namespace
+
 // Every token count 1..64 (whole and partial 16-token groups), 37 rows (two 16-row tiles and 5 left over),
-// 9 blocks, and a few other shapes (a row range not starting at 0, a single tile, a long K): each AMX level's
-// outputs are the bits of every other SIMD level, token for token; and they stay near the reference.
-TM_TEST("kernels: the AMX Q8_0 matmul gives the AVX-512 kernel's bits (batch invariance across paths)") {
+// 9 blocks, and a few other shapes (a row range not starting at 0, a single tile, a long K), for Q8_0, Q4_0
+// and IQ4_NL weights: each AMX level's outputs are the bits of every other SIMD level, token for token; and
+// they stay near the reference.
+TM_TEST("kernels: the AMX matmuls give the AVX-512 kernels' bits (batch invariance across paths)") {
     const std::vector<const tm_test::kernel_level *> amx = amx_levels();
     CHECK(!amx.empty() || level_named("avx2") == nullptr);   // the emulated AMX level runs wherever AVX2 does
     if (!level_named("avx512+amx")) std::printf("  (no real AMX here: the avx512+amx-emulated level stands for it)\n");
+    const tm_test::kernel_level * simd = level_named("avx512") ? level_named("avx512") : level_named("avx512-emulated");
+    CHECK(simd != nullptr || amx.empty());
+    if (!simd) return;
     const kernel_table ref = kernels_for(isa_level::baseline);
     struct shape { int64_t n_out, nb, r0, tok_lo, tok_hi; };
     const shape shapes[] = {{37, 9, 0, 1, 64}, {50, 3, 3, 16, 33}, {16, 1, 0, 16, 16}, {35, 65, 0, 40, 40}};
     std::mt19937 rng(17);
-    for (const shape & s : shapes) {
-        const int64_t n_in = s.nb * 32, max_tok = s.tok_hi;
-        const size_t row = size_t(s.nb) * sizeof(quant::block_q8_0);
-        const std::vector<quant::block_q8_0> wv = raw_blocks(size_t(s.n_out * s.nb), true, rng);
-        const std::vector<quant::block_q8_0> xv = raw_blocks(size_t(max_tok * s.nb), false, rng);
-        guarded_bytes w(row * size_t(s.n_out));
-        std::memcpy(w.data(), wv.data(), row * size_t(s.n_out));
-        // The reference bound: 2e-5 of the sum of |scaled products|, per (token, row).
-        std::vector<float> y_ref(size_t(max_tok * s.n_out));
-        ref.matmul_q8_0(wv.data(), row, xv.data(), row, max_tok, n_in, 0, s.n_out, y_ref.data(), s.n_out);
-        auto bound = [&](int64_t t, int64_t r) {
-            double sum = 0.0;
-            for (int64_t b = 0; b < s.nb; ++b) {
-                const quant::block_q8_0 & wb = wv[size_t(r * s.nb + b)];
-                const quant::block_q8_0 & xb = xv[size_t(t * s.nb + b)];
-                double isum = 0.0;
-                for (int i = 0; i < 32; ++i) isum += std::fabs(double(wb.qs[i]) * xb.qs[i]);
-                sum += isum * quant::fp16_to_fp32(wb.d) * quant::fp16_to_fp32(xb.d);
+    for (ggml_type type : amx_types)
+        for (const shape & s : shapes) {
+            const int64_t n_in = s.nb * 32, max_tok = s.tok_hi;
+            const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(s.nb) * sizeof(quant::block_q8_0);
+            const std::vector<uint8_t> wv = raw_weights(type, s.n_out, s.nb, rng);
+            const std::vector<quant::block_q8_0> xv = raw_blocks(size_t(max_tok * s.nb), false, rng);
+            guarded_bytes w(wv.size());
+            std::memcpy(w.data(), wv.data(), wv.size());
+            // The reference, and its bound: 2e-5 of the sum of |products| of the dequantized operands.
+            std::vector<float> y_ref(size_t(max_tok * s.n_out));
+            matmul_rows_for(ref, type)(wv.data(), wrow, xv.data(), xrow, max_tok, n_in, 0, s.n_out, y_ref.data(), s.n_out);
+            std::vector<float> wf(size_t(s.n_out * n_in)), xf(size_t(max_tok * n_in));
+            quant::dequantize_row(type, wv.data(), wf.data(), s.n_out * n_in);
+            quant::dequantize_row(ggml_type::q8_0, xv.data(), xf.data(), max_tok * n_in);
+            auto bound = [&](int64_t t, int64_t r) {
+                double sum = 0.0;
+                for (int64_t i = 0; i < n_in; ++i) sum += std::fabs(double(wf[size_t(r * n_in + i)]) * xf[size_t(t * n_in + i)]);
+                return 2e-5 * sum + 1e-6;
+            };
+            // The SIMD level one token at a time: the bits every call of every level must give.
+            std::vector<float> y_one(size_t(max_tok * s.n_out));
+            for (int64_t t = 0; t < max_tok; ++t)
+                matmul_rows_for(simd->table, type)(wv.data(), wrow, xv.data() + t * s.nb, xrow, 1, n_in, s.r0, s.n_out,
+                                                   y_one.data() + t * s.n_out, s.n_out);
+            for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+                if (std::strcmp(l.name, "baseline") == 0) continue;
+                int diffs = 0, far = 0;
+                for (int64_t n_tok = s.tok_lo; n_tok <= s.tok_hi; ++n_tok) {
+                    guarded_bytes x(xrow * size_t(n_tok));
+                    std::memcpy(x.data(), xv.data(), xrow * size_t(n_tok));
+                    std::vector<float> y(size_t(n_tok * s.n_out), -1.0f);
+                    matmul_rows_for(l.table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, s.r0, s.n_out, y.data(), s.n_out);
+                    for (int64_t t = 0; t < n_tok; ++t)
+                        for (int64_t r = s.r0; r < s.n_out; ++r) {
+                            const size_t i = size_t(t * s.n_out + r);
+                            diffs += std::memcmp(&y[i], &y_one[i], 4) != 0;
+                            far += !(std::fabs(double(y[i]) - y_ref[i]) <= bound(t, r));
+                        }
+                }
+                if (diffs || far)
+                    std::fprintf(stderr, "    %s, type %u, %lld rows from %lld, %lld blocks: %d outputs differ from %s's one-token bits, %d far from the reference\n",
+                                 l.name, unsigned(type), (long long)s.n_out, (long long)s.r0, (long long)s.nb, diffs, simd->name, far);
+                CHECK_EQ(diffs, 0);
+                CHECK_EQ(far, 0);
             }
-            return 2e-5 * sum + 1e-6;
-        };
-        // Every SIMD level on the whole batch, one token at a time: the bits every AMX call must give.
-        std::vector<float> y_one(size_t(max_tok * s.n_out));
-        const tm_test::kernel_level * simd = level_named("avx512") ? level_named("avx512") : level_named("avx512-emulated");
-        CHECK(simd != nullptr || amx.empty());
-        if (!simd) continue;
-        for (int64_t t = 0; t < max_tok; ++t)
-            simd->table.matmul_q8_0(wv.data(), row, xv.data() + t * s.nb, row, 1, n_in, s.r0, s.n_out,
-                                    y_one.data() + t * s.n_out, s.n_out);
-        for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
-            if (std::strcmp(l.name, "baseline") == 0) continue;
-            int diffs = 0, far = 0;
-            for (int64_t n_tok = s.tok_lo; n_tok <= s.tok_hi; ++n_tok) {
-                guarded_bytes x(row * size_t(n_tok));
-                std::memcpy(x.data(), xv.data(), row * size_t(n_tok));
-                std::vector<float> y(size_t(n_tok * s.n_out), -1.0f);
-                l.table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, s.r0, s.n_out, y.data(), s.n_out);
-                for (int64_t t = 0; t < n_tok; ++t)
-                    for (int64_t r = s.r0; r < s.n_out; ++r) {
-                        const size_t i = size_t(t * s.n_out + r);
-                        diffs += std::memcmp(&y[i], &y_one[i], 4) != 0;
-                        far += !(std::fabs(double(y[i]) - y_ref[i]) <= bound(t, r));
-                    }
-            }
-            if (diffs || far)
-                std::fprintf(stderr, "    %s, %lld rows from %lld, %lld blocks: %d outputs differ from %s's one-token bits, %d far from the reference\n",
-                             l.name, (long long)s.n_out, (long long)s.r0, (long long)s.nb, diffs, simd->name, far);
-            CHECK_EQ(diffs, 0);
-            CHECK_EQ(far, 0);
         }
-    }
     for (const tm_test::kernel_level * l : amx)
         if (l->emulated) CHECK(!amx_emulated::tiles_configured());   // every call released its tiles
 }
@@ -283,7 +308,12 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and 16 rows, and is chosen only
     CHECK_EQ(std::string(kernels_get().isa) == "avx512+amx", f.amx);
     CHECK_EQ(std::string(cpu_isa_name()) == "avx512+amx", f.amx);
     CHECK(!f.amx || f.avx512);
-    if (f.amx) CHECK(kernels_for(isa_level::avx512_amx).matmul_q8_0 == &amx::matmul_q8_0);
+    if (f.amx) {
+        const kernel_table t = kernels_for(isa_level::avx512_amx);
+        CHECK(t.matmul_q8_0 == &amx::matmul_q8_0);
+        CHECK(t.matmul_q4_0 == &amx::matmul_q4_0);
+        CHECK(t.matmul_iq4_nl == &amx::matmul_iq4_nl);
+    }
     // The OS's answer, asked here even where cpu_features did not ask: granted wherever AMX is in use, and
     // refused by a CPU whose cpuid has no AMX-TILE.
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -299,7 +329,7 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and 16 rows, and is chosen only
 
 // matmul() on 1-3 threads: its row tasks (multiples of 4 rows, not of 16) cut the AMX tiles at other places,
 // and each thread configures its own tiles; the outputs are still the AVX-512 level's bits.
-TM_TEST("kernels: AMX matmul on a thread pool gives the AVX-512 kernel's bits") {
+TM_TEST("kernels: AMX matmul on a thread pool gives the AVX-512 kernels' bits") {
     const tm_test::kernel_level * simd = level_named("avx512") ? level_named("avx512") : level_named("avx512-emulated");
     const std::vector<const tm_test::kernel_level *> amx = amx_levels();
     CHECK(simd != nullptr || amx.empty());
@@ -307,22 +337,22 @@ TM_TEST("kernels: AMX matmul on a thread pool gives the AVX-512 kernel's bits") 
     std::mt19937 rng(23);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     const int64_t n_in = 32 * 12, n_out = 150, n_tok = 45;
-    std::vector<float> wf(size_t(n_in * n_out)), x(size_t(n_in * n_tok));
-    for (auto & v : wf) v = normal(rng);
+    std::vector<float> x(size_t(n_in * n_tok));
     for (auto & v : x) v = normal(rng);
-    const size_t row = quant::row_bytes(ggml_type::q8_0, n_in);
-    std::vector<uint8_t> w(row * size_t(n_out)), scratch(matmul_scratch_bytes(ggml_type::q8_0, n_in, n_tok));
-    for (int64_t r = 0; r < n_out; ++r) quant::quantize_row_q8_0(wf.data() + r * n_in, w.data() + size_t(r) * row, n_in);
     thread_pool pool1(1), pool2(2), pool3(3);
-    std::vector<float> want(size_t(n_tok * n_out)), got(want.size());
-    matmul(pool1, simd->table, ggml_type::q8_0, w.data(), n_out, n_in, x.data(), n_tok, want.data(), scratch.data(), scratch.size());
-    for (const tm_test::kernel_level * l : amx)
-        for (thread_pool * p : {&pool1, &pool2, &pool3}) {
-            matmul(*p, l->table, ggml_type::q8_0, w.data(), n_out, n_in, x.data(), n_tok, got.data(), scratch.data(), scratch.size());
-            const int diffs = std::memcmp(got.data(), want.data(), got.size() * 4) != 0;
-            if (diffs) std::fprintf(stderr, "    %s on %d threads differs from %s\n", l->name, p->n_threads(), simd->name);
-            CHECK_EQ(diffs, 0);
-        }
+    for (ggml_type type : amx_types) {
+        const std::vector<uint8_t> w = raw_weights(type, n_out, n_in / 32, rng);
+        std::vector<uint8_t> scratch(matmul_scratch_bytes(type, n_in, n_tok));
+        std::vector<float> want(size_t(n_tok * n_out)), got(want.size());
+        matmul(pool1, simd->table, type, w.data(), n_out, n_in, x.data(), n_tok, want.data(), scratch.data(), scratch.size());
+        for (const tm_test::kernel_level * l : amx)
+            for (thread_pool * p : {&pool1, &pool2, &pool3}) {
+                matmul(*p, l->table, type, w.data(), n_out, n_in, x.data(), n_tok, got.data(), scratch.data(), scratch.size());
+                const int diffs = std::memcmp(got.data(), want.data(), got.size() * 4) != 0;
+                if (diffs) std::fprintf(stderr, "    %s, type %u, on %d threads differs from %s\n", l->name, unsigned(type), p->n_threads(), simd->name);
+                CHECK_EQ(diffs, 0);
+            }
+    }
 }
 
 // On a machine with AMX the real tiles run too and must give the emulator's bits.
@@ -336,11 +366,13 @@ TM_TEST("kernels: the real AMX level equals the emulated one bit for bit") {
     }
     std::mt19937 rng(29);
     const int64_t nb = 33, n_out = 71, n_tok = 53, n_in = nb * 32;
-    const size_t row = size_t(nb) * sizeof(quant::block_q8_0);
-    const std::vector<quant::block_q8_0> w = raw_blocks(size_t(n_out * nb), true, rng);
-    const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
-    std::vector<float> a(size_t(n_tok * n_out)), b(a.size());
-    real->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, a.data(), n_out);
-    emulated->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, b.data(), n_out);
-    CHECK_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+    for (ggml_type type : amx_types) {
+        const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(nb) * sizeof(quant::block_q8_0);
+        const std::vector<uint8_t> w = raw_weights(type, n_out, nb, rng);
+        const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
+        std::vector<float> a(size_t(n_tok * n_out)), b(a.size());
+        matmul_rows_for(real->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, a.data(), n_out);
+        matmul_rows_for(emulated->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, b.data(), n_out);
+        CHECK_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+    }
 }

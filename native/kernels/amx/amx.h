@@ -1,7 +1,7 @@
-// The AMX level's entries (kernels/amx/matmul-q8-0.cpp, see docs/kernels.md "The AMX path"). The level is
-// the AVX-512 table with these entries replaced; kernels_for(isa_level::avx512_amx) builds it, and only
-// where cpu_features_get().amx says the CPU has AMX-TILE + AMX-INT8 and the OS granted this process the
-// tile data state.
+// The AMX level's entries (kernels/amx/matmul-q8-0.cpp: Q8_0, Q4_0 and IQ4_NL weights; docs/kernels.md, "The
+// AMX path"). The level is the AVX-512 table with these entries replaced; kernels_for(isa_level::avx512_amx)
+// builds it, and only where cpu_features_get().amx says the CPU has AMX-TILE + AMX-INT8 and the OS granted
+// this process the tile data state.
 #pragma once
 
 #include "kernels/kernels.h"
@@ -16,6 +16,8 @@ constexpr int64_t k_amx_tile_rows = 16;
 // The real instructions (tm_kernels_amx, built with -mamx-tile -mamx-int8).
 namespace amx {
 matmul_rows_kernel matmul_q8_0;
+matmul_rows_kernel matmul_q4_0;
+matmul_rows_kernel matmul_iq4_nl;
 // Sets the entries the AMX level replaces; the rest of t stays as filled before (the AVX-512 level's).
 void fill(kernel_table & t);
 } // namespace amx
@@ -24,6 +26,8 @@ void fill(kernel_table & t);
 // tm_kernels_amx_emulated); its fallback is the avx512_emulated level.
 namespace amx_emulated {
 matmul_rows_kernel matmul_q8_0;
+matmul_rows_kernel matmul_q4_0;
+matmul_rows_kernel matmul_iq4_nl;
 void fill(kernel_table & t);
 // The emulator's state on the calling thread, for the tests: whether tiles are configured (a call must
 // release them) and how many TDPBSSDs ran (a batch of 16 or more tokens must take the tiles).

@@ -1,5 +1,5 @@
-// AMX int8 matmul rows for Q8_0 weights against Q8_0 activations, for prompt batches (docs/kernels.md,
-// "The AMX path"). Compiled twice: TM_KERNELS_AMX (the instructions, -mamx-tile -mamx-int8 and the AVX-512
+// AMX int8 matmul rows for the 32-block weights against Q8_0 activations — Q8_0, Q4_0 and IQ4_NL — for
+// prompt batches (docs/kernels.md, "The AMX path"). Compiled twice: TM_KERNELS_AMX (the instructions, -mamx-tile -mamx-int8 and the AVX-512
 // flags) and TM_KERNELS_AMX_EMULATED (the C++ tests: the scalar tile emulator and SIMDe's AVX-512).
 //
 // NOTE(amx-q8): the arithmetic is the SIMD levels' (NOTE(q8-matmul) in kernels/simd/matmul-q8-0.cpp), so a
@@ -7,10 +7,12 @@
 // float lanes, lane j accumulating fma(d_w * d_x, lane_j, acc_j) block after block, where lane_j is the
 // exact int32 sum of the 4 products of block elements 4j..4j+3; at the end ((l0+l4)+(l2+l6)) +
 // ((l1+l5)+(l3+l7)) (hsum8's order). The tiles therefore must not sum the 8 lanes of a block (TDPBSSD sums
-// its K quads): each TDPBSSD takes one lane, K = one quad. A: 16 weight rows x 4 bytes, read in place from
-// the GGUF rows with the row stride (no repacked copy of the weights); B: 1 row x 64 bytes, that lane of 16
-// tokens, from activations repacked once per call; C: 16 rows x 16 tokens of int32 lane sums, stored and
-// folded into the float lanes with AVX-512 (16 tokens per zmm).
+// its K quads): each TDPBSSD takes one lane, K = one quad. A: 16 weight rows x 4 bytes — for Q8_0 read in
+// place from the GGUF rows with the row stride (no repacked copy of the weights), for Q4_0 and IQ4_NL from
+// the block's 16 rows decoded to int8 on the stack (the decoders of kernels/simd/int8-weights.h, the SIMD
+// levels' own); B: 1 row x 64 bytes, that lane of 16 tokens, from activations repacked once per call; C: 16
+// rows x 16 tokens of int32 lane sums, stored and folded into the float lanes with AVX-512 (16 tokens per
+// zmm). The SIMD levels compute Q4_0 and IQ4_NL in the same lanes and float steps as Q8_0.
 #if defined(TM_KERNELS_AMX_EMULATED)
 #include "kernels/simd/emulated-avx512.h"
 #define TM_AMX_LEVEL amx_emulated
@@ -23,6 +25,9 @@
 
 #include "kernels/amx/amx.h"
 #include "kernels/amx/tile-ops.h"
+#include "kernels/simd/int8-weights.h"
+#include "quant/iq4-nl.h"
+#include "quant/q4-0.h"
 #include "quant/q8-0.h"
 
 #include <cstddef>
@@ -30,8 +35,10 @@
 #include <new>
 
 #if defined(TM_KERNELS_AMX_EMULATED)
-namespace tmill::kernels::avx512_emulated {
-matmul_rows_kernel matmul_q8_0;   // the tests' emulated AVX-512 level (test/cpp/kernel-levels.cpp)
+namespace tmill::kernels::avx512_emulated {   // the tests' emulated AVX-512 level (test/cpp/kernel-levels.cpp)
+matmul_rows_kernel matmul_q8_0;
+matmul_rows_kernel matmul_q4_0;
+matmul_rows_kernel matmul_iq4_nl;
 }
 #endif
 
@@ -96,10 +103,37 @@ void pack_tokens(const char * x, size_t xb, int64_t nb, uint8_t * pack) {
     }
 }
 
-// Lane J of one block: A from the weights (lane J of 16 rows at qs + 4 J, row stride wb) into TA, B from the
+// Where the A tiles of one block of 16 rows come from: lane j of row r at lanes(...) + r * stride + 4 j.
+// Q8_0: the rows themselves.
+struct q8_0_weights {
+    using block = quant::block_q8_0;
+    static const char * lanes(const char * w, size_t wb, int64_t b, int8_t (*)[quant::qk8_0], size_t & stride) {
+        stride = wb;
+        return w + size_t(b) * sizeof(block) + offsetof(block, qs);
+    }
+};
+
+// The nibble formats: the block of each row decoded to its 32 int8 weights in staging (16 x 32 bytes).
+template <typename Block, __m256i (*Decode)(const uint8_t *)>
+struct decoded_weights {
+    using block = Block;
+    static const char * lanes(const char * w, size_t wb, int64_t b, int8_t (*staging)[quant::qk8_0], size_t & stride) {
+        for (int r = 0; r < k_rows; ++r) {
+            const block * blk = reinterpret_cast<const block *>(w + size_t(r) * wb) + b;
+            _mm256_storeu_si256(reinterpret_cast<__m256i *>(staging[r]), Decode(blk->qs));
+        }
+        stride = quant::qk8_0;
+        return reinterpret_cast<const char *>(staging);
+    }
+};
+__m256i q4_0_values(const uint8_t * qs) { return _mm256_sub_epi8(nibbles32(qs), _mm256_set1_epi8(8)); }
+using q4_0_weights = decoded_weights<quant::block_q4_0, q4_0_values>;
+using iq4_nl_weights = decoded_weights<quant::block_iq4_nl, iq4nl_levels32>;
+
+// Lane J of one block: A from the weights (lane J of 16 rows at wq + 4 J, row stride ws) into TA, B from the
 // pack into TB, their product into the zeroed C tile TC.
 #define TM_AMX_LANE(J, TA, TB, TC)               \
-    TM_TILE_LOADD(TA, wq + 4 * (J), wb);         \
+    TM_TILE_LOADD(TA, wq + 4 * (J), ws);         \
     TM_TILE_LOADD(TB, xp + 64 * (J), 64);        \
     TM_TILE_ZERO(TC);                            \
     TM_TILE_DPBSSD(TC, TA, TB)
@@ -121,19 +155,23 @@ void pack_tokens(const char * x, size_t xb, int64_t nb, uint8_t * pack) {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // Rows w .. w + 15 (stride wb) x the 16 packed tokens: y[t * ldy + r]. Tiles configured by the caller.
+template <typename W>
 void tile_16x16(const char * w, size_t wb, int64_t nb, const uint8_t * pack, float * y, int64_t ldy) {
+    using block = typename W::block;
     __m512 acc[k_rows][k_lanes];
     for (auto & row : acc)
         for (__m512 & a : row) a = _mm512_setzero_ps();
     alignas(64) int32_t sums[k_lanes][k_rows][k_tok];   // lane j, weight row r, token t
+    alignas(64) int8_t staging[k_rows][quant::qk8_0];     // decoded weights (formats not read in place)
     for (int64_t b = 0; b < nb; ++b) {
-        const char * wq = w + size_t(b) * sizeof(block_q8_0) + offsetof(block_q8_0, qs);
+        size_t ws = 0;
+        const char * wq = W::lanes(w, wb, b, staging, ws);
         const uint8_t * xp = pack + size_t(b) * k_pack_block;
         TM_AMX_FOUR_LANES(0);
         TM_AMX_FOUR_LANES(4);
         const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xp + k_pack_lanes));
         for (int r = 0; r < k_rows; ++r) {
-            const float dw = _cvtsh_ss(reinterpret_cast<const block_q8_0 *>(w + size_t(r) * wb)[b].d);
+            const float dw = _cvtsh_ss(reinterpret_cast<const block *>(w + size_t(r) * wb)[b].d);
             const __m512 s = _mm512_mul_ps(_mm512_set1_ps(dw), dx);   // d_w * d_x per token, as the SIMD tiles round it
             for (int j = 0; j < k_lanes; ++j)
                 acc[r][j] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(_mm512_loadu_si512(sums[j][r])), acc[r][j]);
@@ -154,16 +192,17 @@ void tile_16x16(const char * w, size_t wb, int64_t nb, const uint8_t * pack, flo
 #undef TM_AMX_FOUR_LANES
 #undef TM_AMX_LANE
 
-} // namespace
-
-void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
+// Whole 16-token x 16-row groups on the tiles, the rest (and everything when there is no such group) through
+// the AVX-512 kernel `simd` of the same format, which gives the same bits.
+template <typename W>
+void rows(matmul_rows_kernel * simd, const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
+          int64_t r0, int64_t r1, float * y, int64_t ldy) {
     const int64_t tok_amx = n_tok / k_tok * k_tok;
     const int64_t rows_amx = (r1 - r0) / k_rows * k_rows;
     const int64_t nb = n_in / quant::qk8_0;
     uint8_t * pack = tok_amx > 0 && rows_amx > 0 ? pack_space(size_t(nb) * k_pack_block) : nullptr;
     if (!pack) {
-        TM_AMX_FALLBACK::matmul_q8_0(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+        simd(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
     const char * wc = static_cast<const char *>(w);
@@ -174,16 +213,35 @@ void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n
     for (int64_t t = 0; t < tok_amx; t += k_tok) {
         pack_tokens(xc + size_t(t) * xb, xb, nb, pack);
         for (int64_t r = r0; r < r0 + rows_amx; r += k_rows)
-            tile_16x16(wc + size_t(r) * wb, wb, nb, pack, y + t * ldy + r, ldy);
+            tile_16x16<W>(wc + size_t(r) * wb, wb, nb, pack, y + t * ldy + r, ldy);
     }
     TM_TILE_RELEASE();
-    if (r0 + rows_amx < r1) TM_AMX_FALLBACK::matmul_q8_0(w, wb, x, xb, tok_amx, n_in, r0 + rows_amx, r1, y, ldy);
-    if (tok_amx < n_tok)
-        TM_AMX_FALLBACK::matmul_q8_0(w, wb, xc + size_t(tok_amx) * xb, xb, n_tok - tok_amx, n_in, r0, r1,
-                                     y + tok_amx * ldy, ldy);
+    if (r0 + rows_amx < r1) simd(w, wb, x, xb, tok_amx, n_in, r0 + rows_amx, r1, y, ldy);
+    if (tok_amx < n_tok) simd(w, wb, xc + size_t(tok_amx) * xb, xb, n_tok - tok_amx, n_in, r0, r1, y + tok_amx * ldy, ldy);
 }
 
-void fill(kernel_table & t) { t.matmul_q8_0 = matmul_q8_0; }
+} // namespace
+
+void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    rows<q8_0_weights>(TM_AMX_FALLBACK::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    rows<q4_0_weights>(TM_AMX_FALLBACK::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                   int64_t r1, float * y, int64_t ldy) {
+    rows<iq4_nl_weights>(TM_AMX_FALLBACK::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void fill(kernel_table & t) {
+    t.matmul_q8_0 = matmul_q8_0;
+    t.matmul_q4_0 = matmul_q4_0;
+    t.matmul_iq4_nl = matmul_iq4_nl;
+}
 
 #if defined(TM_KERNELS_AMX_EMULATED)
 bool tiles_configured() { return tile_emulator::thread_state().configured; }
