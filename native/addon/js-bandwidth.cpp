@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "addon/js-errors.h"
+#include "addon/js-promise-worker.h"
 #include "base/error.h"
 #include "base/read-bandwidth.h"
 
@@ -10,34 +11,19 @@ namespace tmill::addon {
 
 namespace {
 
-class bandwidth_worker : public Napi::AsyncWorker {
+class bandwidth_worker : public promise_worker {
 public:
     bandwidth_worker(Napi::Env env, size_t bytes, int threads, int reps)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), bytes_(bytes), threads_(threads),
-          reps_(reps) {}
-
-    Napi::Promise promise() { return deferred_.Promise(); }
-
-    void Execute() override {
-        ok_ = capture_error([&] { result_ = tmill::measure_read_bandwidth(bytes_, threads_, reps_); }, failure_);
-    }
-
-    void OnOK() override {
-        if (ok_) {
-            deferred_.Resolve(Napi::Number::New(Env(), result_));
-        } else {
-            deferred_.Reject(make_error(Env(), failure_.code, failure_.message).Value());
-        }
-    }
+        : promise_worker(env), bytes_(bytes), threads_(threads), reps_(reps) {}
 
 private:
-    Napi::Promise::Deferred deferred_;
+    void work() override { result_ = tmill::measure_read_bandwidth(bytes_, threads_, reps_); }
+    Napi::Value result(Napi::Env env) override { return Napi::Number::New(env, result_); }
+
     size_t bytes_;
     int threads_;
     int reps_;
     double result_ = 0.0;
-    captured_error failure_;
-    bool ok_ = false;
 };
 
 // An integer argument in [lo, hi], else invalid_argument naming it.
@@ -58,10 +44,7 @@ Napi::Value measure_read_bandwidth(const Napi::CallbackInfo & info) {
         const double bytes = require_integer(info[0], "bytes", double(1 << 20), double(int64_t(1) << 36));
         const double threads = require_integer(info[1], "threads", 1, 1024);
         const double reps = require_integer(info[2], "reps", 1, 100);
-        auto * worker = new bandwidth_worker(env, size_t(bytes), int(threads), int(reps));
-        Napi::Promise promise = worker->promise();
-        worker->Queue();
-        return promise;
+        return (new bandwidth_worker(env, size_t(bytes), int(threads), int(reps)))->start();
     });
 }
 

@@ -9,6 +9,7 @@
 #include "addon/js-errors.h"
 #include "addon/js-grammar.h"
 #include "addon/js-model.h"
+#include "addon/js-promise-worker.h"
 #include "base/error.h"
 
 namespace tmill::addon {
@@ -16,67 +17,57 @@ namespace tmill::addon {
 namespace {
 
 // Allocates the KV pool and starts the engine thread off the JS thread.
-class create_worker : public Napi::AsyncWorker {
+class create_worker : public promise_worker {
 public:
     create_worker(Napi::Env env, std::shared_ptr<const model> m, engine_params params, Napi::ThreadSafeFunction notify,
                   Napi::Object model_object)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), model_(std::move(m)),
-          params_(params), notify_(notify), model_ref_(Napi::Persistent(model_object)) {}
-
-    Napi::Promise promise() { return deferred_.Promise(); }
-
-    void Execute() override {
-        Napi::ThreadSafeFunction tsfn = notify_;
-        ok_ = capture_error([&] {
-            engine_ = std::make_unique<engine>(model_, params_, [tsfn]() mutable { tsfn.NonBlockingCall(); });
-        }, failure_);
-    }
-
-    void OnOK() override {
-        Napi::Env env = Env();
-        if (!ok_) {
-            notify_.Release();
-            deferred_.Reject(make_error(env, failure_.code, failure_.message).Value());
-            return;
-        }
-        Napi::Object obj = addon_state::of(env).engine_ctor.New({});
-        obj.Set("model", model_ref_.Value());   // keeps the model object alive as long as the engine
-        js_engine::Unwrap(obj)->adopt(std::move(engine_), notify_, env);
-        deferred_.Resolve(obj);
-    }
+        : promise_worker(env), model_(std::move(m)), params_(params), notify_(notify),
+          model_ref_(Napi::Persistent(model_object)) {}
 
 private:
-    Napi::Promise::Deferred deferred_;
+    void work() override {
+        Napi::ThreadSafeFunction tsfn = notify_;
+        engine_ = std::make_unique<engine>(model_, params_, [tsfn]() mutable { tsfn.NonBlockingCall(); });
+    }
+    Napi::Value result(Napi::Env env) override {
+        Napi::Object obj;
+        try {
+            obj = addon_state::of(env).engine_ctor.New({});
+        } catch (...) {
+            // no js_engine adopted the notify function: release it, or it keeps the event loop alive
+            notify_.Release();
+            throw;
+        }
+        obj.Set("model", model_ref_.Value());   // keeps the model object alive as long as the engine
+        js_engine::Unwrap(obj)->adopt(std::move(engine_), notify_, env);
+        return obj;
+    }
+    void on_failure(Napi::Env, Napi::Error &) override { notify_.Release(); }
+
     std::shared_ptr<const model> model_;
     engine_params params_;
     Napi::ThreadSafeFunction notify_;
     Napi::ObjectReference model_ref_;
     std::unique_ptr<engine> engine_;
-    captured_error failure_;
-    bool ok_ = false;
 };
 
 // Stops the engine thread and frees the engine (KV pool included) off the JS thread, keeping the
 // records it emitted while stopping (an abort for every live request); they resolve the promise.
-class close_worker : public Napi::AsyncWorker {
+class close_worker : public promise_worker {
 public:
     close_worker(Napi::Env env, std::unique_ptr<engine> e, std::function<void(Napi::Env)> on_done)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), engine_(std::move(e)),
-          on_done_(std::move(on_done)) {}
+        : promise_worker(env), engine_(std::move(e)), on_done_(std::move(on_done)) {}
 
-    Napi::Promise promise() { return deferred_.Promise(); }
-
-    void Execute() override {
+private:
+    void work() override {
         if (!engine_) return;
         engine_->close();
         records_ = engine_->drain();
         engine_.reset();
     }
+    Napi::Value result(Napi::Env env) override;
+    void on_failure(Napi::Env env, Napi::Error &) override { on_done_(env); }
 
-    void OnOK() override;
-
-private:
-    Napi::Promise::Deferred deferred_;
     std::unique_ptr<engine> engine_;
     std::function<void(Napi::Env)> on_done_;
     std::vector<engine_record> records_;
@@ -134,12 +125,11 @@ Napi::Object record_to_js(Napi::Env env, engine_record & rec) {
     return o;
 }
 
-void close_worker::OnOK() {
-    Napi::Env env = Env();
+Napi::Value close_worker::result(Napi::Env env) {
+    on_done_(env);
     Napi::Array out = Napi::Array::New(env, records_.size());
     for (size_t i = 0; i < records_.size(); ++i) out.Set(uint32_t(i), record_to_js(env, records_[i]));
-    on_done_(env);
-    deferred_.Resolve(out);
+    return out;
 }
 
 } // namespace
@@ -200,10 +190,7 @@ Napi::Value js_engine::create(const Napi::CallbackInfo & info) {
         const engine_params params = engine_params_from_js(require_object(info[1], "options"));
         TM_CHECK(info[2].IsFunction(), invalid_argument, "Expected a function for notify");
         Napi::ThreadSafeFunction tsfn = Napi::ThreadSafeFunction::New(env, info[2].As<Napi::Function>(), "tokenmill-notify", 0, 1);
-        auto * worker = new create_worker(env, std::move(m), params, tsfn, model_object);
-        Napi::Promise promise = worker->promise();
-        worker->Queue();
-        return promise;
+        return (new create_worker(env, std::move(m), params, tsfn, model_object))->start();
     });
 }
 
@@ -307,9 +294,7 @@ Napi::Value js_engine::close(const Napi::CallbackInfo & info) {
             release_notify(e);
             Unref();
         });
-        Napi::Promise promise = worker->promise();
-        worker->Queue();
-        return promise;
+        return worker->start();
     });
 }
 

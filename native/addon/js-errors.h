@@ -1,5 +1,6 @@
 // The one place where C++ exceptions become JS errors. Every exported function runs its body through
-// guard(); every AsyncWorker's Execute() uses capture_error(). No C++ exception ever crosses N-API.
+// guard(); every AsyncWorker is a promise_worker (js-promise-worker.h), whose Execute() uses
+// capture_error(). No C++ exception ever crosses N-API.
 #pragma once
 
 #include <napi.h>

@@ -3,6 +3,7 @@
 #include "addon/addon-state.h"
 #include "addon/js-errors.h"
 #include "addon/js-model.h"
+#include "addon/js-promise-worker.h"
 #include "base/error.h"
 
 namespace tmill::addon {
@@ -13,59 +14,38 @@ namespace {
 // its byte trie (milliseconds for 32k tokens, more for 150k) and big schemas take time to parse; the JS
 // thread (an HTTP server's event loop) must not wait for either. The result is immutable, so one
 // NativeGrammar may be shared by any number of requests and cached by the caller.
-class compile_worker : public Napi::AsyncWorker {
+class compile_worker : public promise_worker {
 public:
     compile_worker(Napi::Env env, std::shared_ptr<const tok::vocab> v, std::string text)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), vocab_(std::move(v)),
-          text_(std::move(text)) {}
-
-    Napi::Promise promise() { return deferred_.Promise(); }
-
-    void Execute() override {
-        // grammar_error carries the position; catch it first, everything else through capture_error.
-        ok_ = capture_error([&] {
-            try {
-                grammar_ = grammar::compile_grammar(text_, vocab_);
-            } catch (const grammar::grammar_error & e) {
-                line_ = e.line();
-                column_ = e.column();
-                throw;
-            }
-        }, failure_);
-    }
-
-    void OnOK() override {
-        Napi::Env env = Env();
-        if (!ok_) {
-            Napi::Error err = make_error(env, failure_.code, failure_.message);
-            if (line_ > 0) {
-                err.Set("line", Napi::Number::New(env, line_));
-                err.Set("column", Napi::Number::New(env, column_));
-            }
-            deferred_.Reject(err.Value());
-            return;
-        }
-        Napi::Value result = guard(env, [&]() -> Napi::Value {
-            Napi::Object obj = addon_state::of(env).grammar_ctor.New({});
-            js_grammar::Unwrap(obj)->set(std::move(grammar_));
-            return obj;
-        });
-        if (env.IsExceptionPending()) {
-            deferred_.Reject(env.GetAndClearPendingException().Value());
-        } else {
-            deferred_.Resolve(result);
-        }
-    }
+        : promise_worker(env), vocab_(std::move(v)), text_(std::move(text)) {}
 
 private:
-    Napi::Promise::Deferred deferred_;
+    void work() override {
+        try {
+            grammar_ = grammar::compile_grammar(text_, vocab_);
+        } catch (const grammar::grammar_error & e) {
+            // the position goes on the JS error (on_failure); the error itself settles as any other
+            line_ = e.line();
+            column_ = e.column();
+            throw;
+        }
+    }
+    Napi::Value result(Napi::Env env) override {
+        Napi::Object obj = addon_state::of(env).grammar_ctor.New({});
+        js_grammar::Unwrap(obj)->set(std::move(grammar_));
+        return obj;
+    }
+    void on_failure(Napi::Env env, Napi::Error & err) override {
+        if (line_ <= 0) return;
+        err.Set("line", Napi::Number::New(env, line_));
+        err.Set("column", Napi::Number::New(env, column_));
+    }
+
     std::shared_ptr<const tok::vocab> vocab_;
     std::string text_;
     std::shared_ptr<const grammar::compiled_grammar> grammar_;
-    captured_error failure_;
     int32_t line_ = 0;       // 1-based position of a grammar_error; 0 for other failures
     int32_t column_ = 0;
-    bool ok_ = false;
 };
 
 } // namespace
@@ -86,10 +66,7 @@ Napi::Value js_grammar::compile(const Napi::CallbackInfo & info) {
                  "Expected a NativeModel for model");
         std::string text = require_string(info[1], "grammar");
         std::shared_ptr<const model> m = js_model::Unwrap(model_object)->get();
-        auto * worker = new compile_worker(env, m->vocab, std::move(text));
-        Napi::Promise promise = worker->promise();
-        worker->Queue();
-        return promise;
+        return (new compile_worker(env, m->vocab, std::move(text)))->start();
     });
 }
 

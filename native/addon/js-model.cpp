@@ -6,6 +6,7 @@
 #include "addon/addon-state.h"
 #include "addon/js-errors.h"
 #include "addon/js-metadata.h"
+#include "addon/js-promise-worker.h"
 #include "base/error.h"
 #include "model/evaluate.h"
 
@@ -14,128 +15,74 @@ namespace tmill::addon {
 namespace {
 
 // Loads a model on a libuv worker thread; resolves with a NativeModel.
-class load_worker : public Napi::AsyncWorker {
+class load_worker : public promise_worker {
 public:
     load_worker(Napi::Env env, std::string path, model_load_options options)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), options_(options) {}
-
-    Napi::Promise promise() { return deferred_.Promise(); }
-
-    void Execute() override {
-        ok_ = capture_error([&] { model_ = model_load(path_, options_); }, failure_);
-    }
-
-    void OnOK() override {
-        Napi::Env env = Env();
-        if (!ok_) {
-            deferred_.Reject(make_error(env, failure_.code, failure_.message).Value());
-            return;
-        }
-        Napi::Value result = guard(env, [&]() -> Napi::Value {
-            Napi::Object obj = addon_state::of(env).model_ctor.New({});
-            js_model::Unwrap(obj)->set(model_);
-            return obj;
-        });
-        if (env.IsExceptionPending()) {
-            deferred_.Reject(env.GetAndClearPendingException().Value());
-        } else {
-            deferred_.Resolve(result);
-        }
-    }
+        : promise_worker(env), path_(std::move(path)), options_(options) {}
 
 private:
-    Napi::Promise::Deferred deferred_;
+    void work() override { model_ = model_load(path_, options_); }
+    Napi::Value result(Napi::Env env) override {
+        Napi::Object obj = addon_state::of(env).model_ctor.New({});
+        js_model::Unwrap(obj)->set(model_);
+        return obj;
+    }
+
     std::string path_;
     model_load_options options_;
     std::shared_ptr<const model> model_;
-    captured_error failure_;
-    bool ok_ = false;
 };
 
 // Runs evaluate() on a libuv worker thread; resolves with a Float32Array (n_tokens × n_vocab).
-class evaluate_worker : public Napi::AsyncWorker {
+class evaluate_worker : public promise_worker {
 public:
     evaluate_worker(Napi::Env env, std::shared_ptr<const model> m, std::vector<int32_t> tokens, int32_t n_threads)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), model_(std::move(m)),
-          tokens_(std::move(tokens)), n_threads_(n_threads) {}
-
-    Napi::Promise promise() { return deferred_.Promise(); }
-
-    void Execute() override {
-        ok_ = capture_error([&] { logits_ = evaluate(model_, tokens_, n_threads_); }, failure_);
-    }
-
-    void OnOK() override {
-        Napi::Env env = Env();
-        if (!ok_) {
-            deferred_.Reject(make_error(env, failure_.code, failure_.message).Value());
-            return;
-        }
-        Napi::Float32Array out = Napi::Float32Array::New(env, logits_.size());
-        std::copy(logits_.begin(), logits_.end(), out.Data());
-        deferred_.Resolve(out);
-    }
+        : promise_worker(env), model_(std::move(m)), tokens_(std::move(tokens)), n_threads_(n_threads) {}
 
 private:
-    Napi::Promise::Deferred deferred_;
+    void work() override { logits_ = evaluate(model_, tokens_, n_threads_); }
+    Napi::Value result(Napi::Env env) override {
+        Napi::Float32Array out = Napi::Float32Array::New(env, logits_.size());
+        std::copy(logits_.begin(), logits_.end(), out.Data());
+        return out;
+    }
+
     std::shared_ptr<const model> model_;
     std::vector<int32_t> tokens_;
     int32_t n_threads_;
     std::vector<float> logits_;
-    captured_error failure_;
-    bool ok_ = false;
 };
 
 // NOTE(addon/tokenize-many): tokenizes a list of texts on a libuv worker thread, so a request's long
 // prompt (megabytes take hundreds of milliseconds) or long bad_words list never holds the JS thread.
 // The texts are copied to UTF-8 on the JS thread (a memcpy-speed pass); the vocabulary is immutable and
 // shared, so several of these may run at once. Resolves with one Int32Array per text.
-class tokenize_many_worker : public Napi::AsyncWorker {
+class tokenize_many_worker : public promise_worker {
 public:
     tokenize_many_worker(Napi::Env env, std::shared_ptr<const model> m, std::vector<std::string> texts, bool add_special, bool parse_special)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), model_(std::move(m)),
-          texts_(std::move(texts)), add_special_(add_special), parse_special_(parse_special) {}
-
-    Napi::Promise promise() { return deferred_.Promise(); }
-
-    void Execute() override {
-        ok_ = capture_error([&] {
-            ids_.resize(texts_.size());
-            for (size_t i = 0; i < texts_.size(); ++i) model_->vocab->tokenize(texts_[i], add_special_, parse_special_, ids_[i]);
-        }, failure_);
-    }
-
-    void OnOK() override {
-        Napi::Env env = Env();
-        if (!ok_) {
-            deferred_.Reject(make_error(env, failure_.code, failure_.message).Value());
-            return;
-        }
-        Napi::Value result = guard(env, [&]() -> Napi::Value {
-            Napi::Array out = Napi::Array::New(env, ids_.size());
-            for (size_t i = 0; i < ids_.size(); ++i) {
-                Napi::Int32Array a = Napi::Int32Array::New(env, ids_[i].size());
-                std::copy(ids_[i].begin(), ids_[i].end(), a.Data());
-                out.Set(uint32_t(i), a);
-            }
-            return out;
-        });
-        if (env.IsExceptionPending()) {
-            deferred_.Reject(env.GetAndClearPendingException().Value());
-        } else {
-            deferred_.Resolve(result);
-        }
-    }
+        : promise_worker(env), model_(std::move(m)), texts_(std::move(texts)), add_special_(add_special),
+          parse_special_(parse_special) {}
 
 private:
-    Napi::Promise::Deferred deferred_;
+    void work() override {
+        ids_.resize(texts_.size());
+        for (size_t i = 0; i < texts_.size(); ++i) model_->vocab->tokenize(texts_[i], add_special_, parse_special_, ids_[i]);
+    }
+    Napi::Value result(Napi::Env env) override {
+        Napi::Array out = Napi::Array::New(env, ids_.size());
+        for (size_t i = 0; i < ids_.size(); ++i) {
+            Napi::Int32Array a = Napi::Int32Array::New(env, ids_[i].size());
+            std::copy(ids_[i].begin(), ids_[i].end(), a.Data());
+            out.Set(uint32_t(i), a);
+        }
+        return out;
+    }
+
     std::shared_ptr<const model> model_;
     std::vector<std::string> texts_;
     bool add_special_;
     bool parse_special_;
     std::vector<std::vector<int32_t>> ids_;
-    captured_error failure_;
-    bool ok_ = false;
 };
 
 Napi::Value nullable_id(Napi::Env env, int32_t id) {
@@ -197,10 +144,7 @@ Napi::Value js_model::load(const Napi::CallbackInfo & info) {
         if (info.Length() > 1 && !info[1].IsUndefined()) {
             options.vocab_only = optional_bool(require_object(info[1], "options"), "vocabOnly", false);
         }
-        auto * worker = new load_worker(env, std::move(path), options);
-        Napi::Promise promise = worker->promise();
-        worker->Queue();
-        return promise;
+        return (new load_worker(env, std::move(path), options))->start();
     });
 }
 
@@ -276,10 +220,7 @@ Napi::Value js_model::tokenize_many(const Napi::CallbackInfo & info) {
         std::vector<std::string> texts;
         texts.reserve(list.Length());
         for (uint32_t i = 0; i < list.Length(); ++i) texts.push_back(require_string(list.Get(i), ("texts[" + std::to_string(i) + "]").c_str()));
-        auto * worker = new tokenize_many_worker(env, std::move(m), std::move(texts), info[1].ToBoolean().Value(), info[2].ToBoolean().Value());
-        Napi::Promise promise = worker->promise();
-        worker->Queue();
-        return promise;
+        return (new tokenize_many_worker(env, std::move(m), std::move(texts), info[1].ToBoolean().Value(), info[2].ToBoolean().Value()))->start();
     });
 }
 
@@ -344,10 +285,7 @@ Napi::Value js_model::evaluate_logits(const Napi::CallbackInfo & info) {
         Napi::Int32Array ids = info[0].As<Napi::Int32Array>();
         std::vector<int32_t> tokens(ids.Data(), ids.Data() + ids.ElementLength());
         const int32_t n_threads = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
-        auto * worker = new evaluate_worker(env, m, std::move(tokens), n_threads);
-        Napi::Promise promise = worker->promise();
-        worker->Queue();
-        return promise;
+        return (new evaluate_worker(env, m, std::move(tokens), n_threads))->start();
     });
 }
 
