@@ -1,10 +1,12 @@
 // Runs the C++ unit tests (built by `npm test` through `node-gyp configure --build_tests=1`): every test in
 // one run on this machine's best kernels, then the kernel tests again with dispatch capped to AVX2 and to the
-// baseline, so the fallbacks a prebuild meets on older CPUs are exercised here too.
+// baseline (and, on a CPU with AMX, to AVX-512), so the fallbacks a prebuild meets on older CPUs are exercised
+// here too.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { kernelLevel } from '../../lib/index.js';
 
 const root = path.resolve(__dirname, '..', '..');
 const binary = path.join(root, 'build', 'Release', 'tokenmill_cpp_tests');
@@ -39,7 +41,9 @@ describe('C++ unit tests', () => {
     expect(status).toBe(0);
   }, 300_000);
 
-  for (const isa of ['avx2', 'baseline']) {
+  // On a CPU with AMX, also capped to avx512: the dispatch without the tiles must hold there too.
+  const caps = kernelLevel() === 'avx512+amx' ? ['avx512', 'avx2', 'baseline'] : ['avx2', 'baseline'];
+  for (const isa of caps) {
     it(`kernel and quant tests pass with dispatch capped to ${isa}`, () => {
       for (const filter of ['kernels', 'quant']) {
         const { status, out } = run(filter, isa);
