@@ -61,19 +61,32 @@ async function metric(name: string): Promise<number> {
 
 interface Probe { maxGap: number; chunks: number; healthMax: number; polls: number; ownDelayMax: number }
 
-/** Starts the probe; the returned function stops it and resolves with what it saw. */
-function startProbe(maxTokens: number): () => Promise<Probe> {
+/**
+ * Starts the probe. `streaming` resolves once its stream sent a first chunk (the probe says so on a line of
+ * its own); `stop` stops it and resolves with what it saw.
+ */
+function startProbe(maxTokens: number): { streaming: Promise<void>; stop: () => Promise<Probe> } {
   const child = spawn(process.execPath, [path.join(repoRoot, 'test', 'e2e', 'responsiveness-probe.cjs'), server.base, VICTIM, String(maxTokens)], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return async () => {
-    child.stdin.end('stop\n');
-    const code = await exited;
-    if (code !== 0) throw new Error(`probe exited ${code}: ${err}`);
-    return JSON.parse(out) as Probe;
+  const streaming = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (out.startsWith('streaming\n')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`probe exited ${code} before streaming: ${err}`)));
+  });
+  streaming.catch(() => {}); // a probe stopped before it streamed (the warm-up) is fine; stop() reports failures
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  return {
+    streaming,
+    stop: async () => {
+      child.stdin.end('stop\n');
+      const code = await exited;
+      if (code !== 0) throw new Error(`probe exited ${code}: ${err}`);
+      return JSON.parse(out.slice(out.lastIndexOf('\n', out.length - 2) + 1)) as Probe;
+    },
   };
 }
 
@@ -91,24 +104,24 @@ describe('e2e: no request can freeze the others', () => {
       { ok: [200, 429], body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], chat_template: RAW_TEMPLATE, max_tokens: 4, bad_words: Array.from({ length: 1024 }, (_, i) => `${i} ${'lily had a big red ball '.repeat(42)}`) }) },
     ];
     // Warm-up (the first render starts a worker): not part of the measurement.
-    await startProbe(8)();
+    await startProbe(8).stop();
 
     const rounds: string[] = [];
     let passed = false;
     for (let round = 1; round <= ROUNDS && !passed; round++) {
-      const stopControl = startProbe(300);
-      await new Promise((resolve) => setTimeout(resolve, CONTROL_MS));
-      const control = await stopControl();
+      const controlProbe = startProbe(300);
+      await new Promise((resolve) => setTimeout(resolve, CONTROL_MS)); // the length of the noise measurement
+      const control = await controlProbe.stop();
       const noise = Math.max(control.maxGap, control.healthMax, control.ownDelayMax);
       await metric('tokenmill:event_loop_delay_max_seconds'); // starts a new window
-      const stop = startProbe(300);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the stream is running before the attack
+      const probe = startProbe(300);
+      await probe.streaming; // the stream is running before the attack
       const answers = await Promise.all(attacks.map(async ({ ok, body }) => {
         const r = await post(ATTACKER, body);
         return { ok, status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() };
       }));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const seen = await stop();
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the stream goes on after the attack: part of the window
+      const seen = await probe.stop();
       const loopMax = await metric('tokenmill:event_loop_delay_max_seconds');
       for (const a of answers) {
         expect(a.ok, a.body).toContain(a.status);

@@ -2,7 +2,8 @@
 // A light client in its own process (so the test process's own work — building and sending megabyte
 // attack bodies — cannot delay what it observes): it keeps a stream running on the server (requests of
 // maxTokens back to back) and polls /health every 10 ms until it reads a line on stdin, then prints
-// {maxGap, chunks, healthMax, polls, ownDelayMax} as JSON. ownDelayMax is this process's own
+// {maxGap, chunks, healthMax, polls, ownDelayMax} as JSON. It prints `streaming` on a line first, once
+// the first chunk arrived, so the test starts its attack on a running stream. ownDelayMax is this process's own
 // event-loop delay: how much of what it saw was the machine, not the server.
 const { monitorEventLoopDelay } = require('node:perf_hooks');
 
@@ -40,6 +41,7 @@ async function streams() {
       const { done } = await reader.read();
       if (done) break;
       const now = performance.now();
+      if (chunks === 0) process.stdout.write('streaming\n');
       if (last !== 0) maxGap = Math.max(maxGap, now - last);
       last = now;
       chunks += 1;

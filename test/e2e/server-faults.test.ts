@@ -138,8 +138,8 @@ describe('e2e faults', () => {
       const db = new Db(${JSON.stringify(path.join(dataDir, 'tokenmill.db'))});
       db.exec('BEGIN EXCLUSIVE');
       process.stdout.write('locked\\n');
-      setTimeout(() => { db.exec('COMMIT'); process.exit(0); }, 4000);
-    `], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      process.stdin.once('data', () => { db.exec('COMMIT'); process.exit(0); });
+    `], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
     const t0 = performance.now();
     const locked = await postLog(s, 2);
@@ -148,7 +148,10 @@ describe('e2e faults', () => {
     expect(performance.now() - t0).toBeLessThan(2000);
     const chat = await postChat(s.base, body());
     expect(chat.status).toBe(200);
-    await new Promise<void>((resolve) => holder.once('exit', () => resolve()));
+    // The holder keeps the lock until told to let go: nothing here waits a fixed time.
+    const released = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
+    holder.stdin!.end('release\n');
+    await released;
     expect((await postLog(s, 3)).status).toBe(200);
     const rewards = cli(['trajectories', 'export', '--model', 'm', '--data-dir', dataDir]).trim().split('\n').map((l) => (JSON.parse(l) as { trajectories: { reward: number }[] }).trajectories[0]!.reward);
     expect(rewards).toEqual([1, 3]);

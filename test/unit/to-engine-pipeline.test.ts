@@ -213,23 +213,29 @@ describe('chat pipeline over a scripted engine', () => {
 });
 
 // A toy compileGrammar that settles on a later timer (as the worker-thread compile does): `root ::= …`
-// texts compile to a stand-in object; anything else rejects with a GrammarError.
+// texts compile to a stand-in object; anything else rejects with a GrammarError. `settled` holds one
+// promise per compile that resolves once it settled — without a handler on the compile's own promise,
+// which would mark its rejection handled.
 function withGrammars(f: ReturnType<typeof fixture>) {
   const compiled: string[] = [];
+  const settled: Promise<void>[] = [];
   f.ctx.model.compileGrammar = (t: string): Promise<Grammar> => {
     compiled.push(t);
+    let markSettled = (): void => {};
+    settled.push(new Promise<void>((resolve) => (markSettled = resolve)));
     return new Promise((resolve, reject) => setTimeout(() => {
       if (t.startsWith('root ::= ')) resolve({ text: t } as unknown as Grammar);
       else reject(Object.assign(new GrammarError(`grammar: bad at line 1, column 1`, 'grammar_invalid', 400), { line: 1, column: 1 }));
+      markSettled();
     }, 2));
   };
-  return compiled;
+  return { compiled, settled };
 }
 
 describe('the structured-outputs grammar compiles asynchronously', () => {
   test('runChat and runChatStream await the compile and submit the compiled grammar', async () => {
     const f = fixture(() => [end('yes', 1)]);
-    const compiled = withGrammars(f);
+    const { compiled } = withGrammars(f);
     const p = await prep(f.ctx, body({ structured_outputs: { grammar: 'root ::= "yes"' } }));
     expect(compiled).toEqual(['root ::= "yes"']);
     expect(p.grammar).toBeInstanceOf(Promise);
@@ -249,7 +255,7 @@ describe('the structured-outputs grammar compiles asynchronously', () => {
 
   test('a rejected grammar fails the request before the engine: runChat rejects, the stream throws from its first next()', async () => {
     const f = fixture(() => [end('x', 1)]);
-    withGrammars(f);
+    const { settled } = withGrammars(f);
     const bad = { structured_outputs: { grammar: 'oops' } };
     const p = await prep(f.ctx, body(bad)); // does not reject: the compile is still running
     const e = await runChat(f.ctx, p).catch((x: unknown) => x);
@@ -262,12 +268,15 @@ describe('the structured-outputs grammar compiles asynchronously', () => {
     expect(f.usage).toHaveLength(0);
     // A prepared request that is never run leaves no unhandled rejection behind (vitest would fail the run).
     await prep(f.ctx, body(bad));
-    await new Promise((r) => setTimeout(r, 10));
+    await Promise.all(settled);
+    // Node reports an unhandled rejection once the microtasks after the rejecting timer ran: before the
+    // next macrotask.
+    await new Promise((r) => setImmediate(r));
   });
 
   test('error order holds: 422, 404 and earlier 400s fail the request without compiling', async () => {
     const f = fixture(() => [end('x', 1)]);
-    const compiled = withGrammars(f);
+    const { compiled } = withGrammars(f);
     const g = { structured_outputs: { grammar: 'oops' } };
     const status = (b: unknown): Promise<number | undefined> => Promise.resolve().then(() => prep(f.ctx, b)).then(() => undefined, (x: unknown) => (x as TokenmillError).status);
     expect(await status({ ...body(g), n: 0 })).toBe(422);
