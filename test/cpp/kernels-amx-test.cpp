@@ -151,6 +151,8 @@ TM_TEST("kernels: the AMX tile emulator faults wherever the hardware would") {
     CHECK(faults([&] { emu::dpbssd(6, 3, 1); }));             // K: 8 / 4 = 2 != 1
     CHECK(faults([&] { emu::dpbssd(4, 0, 1); }));             // N: 32 != 64
     CHECK(faults([&] { emu::dpbssd(6, 5, 1); }));             // colsb 6
+    CHECK(faults([&] { emu::loadd(5, mem, 64); }));           // colsb 6
+    CHECK(faults([&] { emu::stored(5, mem, 64); }));
     CHECK(!faults([&] { emu::dpbssd(6, 0, 1); }));
 
     // The state is the thread's: another thread sees no configuration.

@@ -2,8 +2,10 @@
 // TILESTORED, TILEZERO, TDPBSSD), for the C++ tests only: the kernels' sources are compiled a second time
 // against it (TM_KERNELS_AMX_EMULATED, see kernels/amx/tile-ops.h), so they run — and are checked — on
 // machines without AMX. It is deliberately stricter than the hardware: every condition under which the
-// instruction raises #GP or #UD is a fault here, and so is reading a tile nothing has written since the
-// configuration (the hardware would read zeros; for our kernels that is always a bug). A fault throws
+// instruction raises #GP or #UD is a fault here (the conditions of the SDM's pseudo-code, as Bochs's AMX
+// model also checks them), and so are a configuration with palette 0 or a non-zero start row and reading a
+// tile nothing has written since the configuration (the hardware would read zeros; for our kernels that is
+// always a bug). A fault throws
 // tile_emulator::fault, which fails the test that ran the kernel. State is per thread, as the tile
 // registers and their configuration are, so a kernel that configures on one thread and computes on
 // another faults too. Internal linkage, as kernels/tiling.h.
@@ -56,8 +58,10 @@ inline tile & usable(int i, const char * op) {
 inline void loadconfig(const void * p) {
     tile_config c;
     std::memcpy(&c, p, sizeof c);
-    if (c.palette_id != 1) raise("LDTILECFG palette " + std::to_string(c.palette_id) + " (only palette 1 exists): #GP");
-    if (c.start_row != 0) raise("LDTILECFG start_row " + std::to_string(c.start_row) + " (only an interrupted load restarts): #GP");
+    // Palette 0 would return to the init state (the kernels release with TILERELEASE instead), and a start row
+    // is only ever non-zero when the OS restarts an interrupted tile load: both faults here.
+    if (c.palette_id != 1) raise("LDTILECFG palette " + std::to_string(c.palette_id) + " (palette 1 only; > 1 is #GP)");
+    if (c.start_row != 0) raise("LDTILECFG start_row " + std::to_string(c.start_row) + " (only an interrupted load restarts)");
     for (uint8_t b : c.reserved0)
         if (b) raise("LDTILECFG reserved bytes 2-15 not zero: #GP");
     for (int i = 0; i < 16; ++i) {
@@ -85,6 +89,7 @@ inline void release() { thread_state().configured = false; }
 // Rows of colsb bytes from base + r * stride (the bytes past colsb and the rows past rows read as zero).
 inline void loadd(int i, const void * base, long stride) {
     tile & t = usable(i, "TILELOADD");
+    if (t.colsb % 4) raise("TILELOADD of tmm" + std::to_string(i) + " whose colsb is not a multiple of 4: #UD");
     std::memset(t.data, 0, sizeof t.data);
     for (int r = 0; r < t.rows; ++r) std::memcpy(t.data[r], static_cast<const char *>(base) + r * stride, size_t(t.colsb));
     t.written = true;
@@ -92,6 +97,7 @@ inline void loadd(int i, const void * base, long stride) {
 
 inline void stored(int i, void * base, long stride) {
     tile & t = usable(i, "TILESTORED");
+    if (t.colsb % 4) raise("TILESTORED of tmm" + std::to_string(i) + " whose colsb is not a multiple of 4: #UD");
     if (!t.written) raise("TILESTORED of tmm" + std::to_string(i) + ", which nothing wrote since LDTILECFG");
     for (int r = 0; r < t.rows; ++r) std::memcpy(static_cast<char *>(base) + r * stride, t.data[r], size_t(t.colsb));
 }
