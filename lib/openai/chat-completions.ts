@@ -33,7 +33,7 @@ import { checkRequestLimits, DEFAULT_REQUEST_LIMITS } from './request-limits.js'
 import { BAD_WORDS_TOKENIZE, badWordForms, fitPrompt, pretokenizedView, requestSeed, samplingFields, structuredGrammarOffThread } from './to-engine.js';
 import { tokenizeTexts } from '../workers/tokenize-texts.js';
 import type { WorkOptions } from '../workers/offload.js';
-import { validateChatRequest, RequestValidationError } from './validate.js';
+import { isMarkedValidated, validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
 
@@ -106,14 +106,18 @@ export interface PreparedChat {
 
 /** The checks a chat request fails synchronously: validation (422), the served model (404), the request limits (400). */
 export function checkChat(ctx: ChatContext, body: unknown): ChatRequest {
-  const v = validateChatRequest(body, { maxLogprobs: ctx.maxLogprobs });
-  if (!v.ok) throw new RequestValidationError(v.detail);
-  const r = v.value;
+  const r = isMarkedValidated(body, ctx.maxLogprobs) ? body : validated(ctx, body);
   if (r.model && r.model !== ctx.servedModelName) {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });
   }
   checkRequestLimits(r, { ...DEFAULT_REQUEST_LIMITS, maxN: ctx.maxNumSeqs, maxLogitBias: ctx.model.info.vocabSize });
   return r;
+}
+
+function validated(ctx: ChatContext, body: unknown): ChatRequest {
+  const v = validateChatRequest(body, { maxLogprobs: ctx.maxLogprobs });
+  if (!v.ok) throw new RequestValidationError(v.detail);
+  return v.value;
 }
 
 /**

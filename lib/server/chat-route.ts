@@ -6,19 +6,21 @@
 // is dropped, a queued or running engine request is freed within one step, and the iterator is still
 // consumed to its end so the usage of an aborted request is counted.
 import type { ServerResponse } from 'node:http';
-import { validateChatRequest } from '../openai/validate.js';
+import { markValidated } from '../openai/validate.js';
+import type { ChatRequest } from '../openai/validate.js';
 import type { ChatCompletionChunk } from '../openai/protocol.js';
 import type { StreamErrorEvent } from './types.js';
 import type { UsageRecorder } from '../store/usage.js';
 import type { Project } from './auth.js';
-import { errorEnvelope, HttpError, sendValidation, startSse, writeSse } from './http-io.js';
+import { errorEnvelope, HttpError, startSse, writeSse } from './http-io.js';
 import { sendJsonInSlices } from './json-slices.js';
 import type { ModelMetrics } from './metrics.js';
 import type { ServedModel, ServerOptions } from './types.js';
 
 export interface ChatContext {
   res: ServerResponse;
-  body: unknown;
+  /** The validated request (body-parse.ts). */
+  request: ChatRequest;
   project: Project;
   /** Who the request is for (its API key, on an open server its remote address): its share of the template/schema workers. */
   client: string;
@@ -52,13 +54,7 @@ export function errorResponse(error: unknown): [number, unknown] {
 }
 
 export async function handleChat(ctx: ChatContext): Promise<void> {
-  const { res, body, options } = ctx;
-  const checked = validateChatRequest(body, { maxLogprobs: options.maxLogprobs ?? 20 });
-  if (!checked.ok) {
-    sendValidation(res, checked.detail);
-    return;
-  }
-  const request = checked.value as unknown as { model?: string | null; stream?: boolean | null; stream_options?: { include_usage?: boolean | null } | null };
+  const { res, request, options } = ctx;
   if (!request.model && ctx.models.length > 1) {
     throw new HttpError(400, `The \`model\` field is required: this server serves ${ctx.models.length} models (${ctx.models.map((m) => m.id).join(', ')}).`, 'model');
   }
@@ -69,9 +65,9 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
     throw new HttpError(503, `The server is overloaded: ${stats.waiting} requests are waiting (--max-queue ${options.maxQueue}).`);
   }
 
-  // The raw body goes to the chat layer: it validates and defaults on its own, and owns the semantic
-  // checks (priority, template, context length).
-  const raw = { ...(body as Record<string, unknown>) };
+  // The validated request goes to the chat layer (marked, so it is not validated again), which owns the
+  // semantic checks (priority, template, context length).
+  const raw: ChatRequest = { ...request };
   const controller = new AbortController();
   const stopNow = (): void => controller.abort();
   ctx.stop?.addEventListener('abort', stopNow, { once: true });
@@ -85,6 +81,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   });
   if (ctx.stop?.aborted) controller.abort();
   const metrics = ctx.metricsOf(served.id);
+  markValidated(raw, options.maxLogprobs ?? 20);
   const call = { signal: controller.signal, project: `${ctx.project.team}/${ctx.project.project}`, client: ctx.client };
   const started = performance.now();
   const count = (u: UsageLike | null | undefined): void => {
@@ -127,7 +124,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
 
   // Streams always ask the chat layer for the usage chunk (for accounting) and drop it when the client did not.
   const clientWantsUsage = request.stream_options?.include_usage === true;
-  raw.stream_options = { ...((raw.stream_options as object | null | undefined) ?? {}), include_usage: true };
+  raw.stream_options = { ...(raw.stream_options ?? {}), include_usage: true };
   const iterator = (await served.engine.chatStream(raw, call))[Symbol.asyncIterator]();
   let first: IteratorResult<ChatCompletionChunk | StreamErrorEvent>;
   try {

@@ -1,17 +1,18 @@
 // NOTE(server/log-route): POST /v1/preview/models/{model_id}/log (docs/http-api.md#trajectory-log).
-// Validation reuses the trajectory schema of lib/openai (422 with every violation), then the path's model
-// must be served (404), then the whole request is one SQLite transaction; the 200 reply is written only after
+// The body arrives validated against the trajectory schema of lib/openai (422 with every violation, in
+// body-parse.ts), then the path's model must be served (404), then the whole request is one SQLite transaction; the 200 reply is written only after
 // it committed, and carries the computed metrics.
 import type { ServerResponse } from 'node:http';
-import { validateTrajectoryLog } from '../openai/validate.js';
+import type { TrajectoryLogRequest } from '../openai/protocol.js';
 import type { Database } from '../store/database.js';
 import { insertTrajectoryLog, trajectoryMetrics } from '../store/trajectories.js';
-import { HttpError, sendJson, sendValidation } from './http-io.js';
+import { HttpError, sendJson } from './http-io.js';
 import type { ServedModel } from './types.js';
 
 export interface LogContext {
   res: ServerResponse;
-  body: unknown;
+  /** The validated request (body-parse.ts). */
+  request: TrajectoryLogRequest;
   modelId: string;
   models: readonly ServedModel[];
   db: Database;
@@ -19,13 +20,8 @@ export interface LogContext {
 }
 
 export function handleTrajectoryLog(ctx: LogContext): void {
-  const checked = validateTrajectoryLog(ctx.body);
-  if (!checked.ok) {
-    sendValidation(ctx.res, checked.detail);
-    return;
-  }
   if (!ctx.models.some((m) => m.id === ctx.modelId)) throw new HttpError(404, `The model \`${ctx.modelId}\` does not exist.`, 'model_id');
-  const { split, trajectory_groups: groups } = checked.value;
+  const { split, trajectory_groups: groups } = ctx.request;
   let stored: ReturnType<typeof insertTrajectoryLog>;
   try {
     stored = insertTrajectoryLog(ctx.db, ctx.modelId, split, groups);

@@ -1,19 +1,19 @@
 // NOTE(server/server): the HTTP adapter on node:http (docs/http-api.md#endpoints). Every request gets an
 // X-Request-Id (echoed when the client sent one). Pipeline: route (404/405) → auth for /v1 (401) → readiness
-// and draining (503) → content type (415) → body with a byte limit (413) → JSON (422 json_invalid) → route
-// handler. Draining stops accepting, lets running requests finish up to a timeout, then aborts them
+// and draining (503) → content type (415) → body with a byte limit (413) → JSON and schema (422; large
+// bodies on a worker, body-parse.ts) → route handler. Draining stops accepting, lets running requests finish up to a timeout, then aborts them
 // (each ends with finish_reason 'abort': a stream still gets its final chunks and [DONE]), destroys the
 // sockets of whatever has not ended a few seconds later, and flushes usage before closing the
 // database.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseJsonBody } from '../openai/validate.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { UsageRecorder } from '../store/usage.js';
 import { OverloadedError } from '../engine/errors.js';
 import { tokenizeGate, workPool } from '../workers/offload.js';
 import { KeyChecker, parseProject } from './auth.js';
+import { parseBody } from './body-parse.js';
 import { openApiDocument } from './openapi.js';
 import { RateLimiter } from './rate-limit.js';
 import { errorResponse, handleChat } from './chat-route.js';
@@ -192,25 +192,43 @@ export function createServer(options: ServerOptions): TokenmillServer {
       throw new HttpError(415, `Unsupported Media Type: Only 'application/json' is allowed`);
     }
     const text = await readBody(req, maxBytes);
-    const parsed = parseJsonBody(text);
-    if (!parsed.ok) {
-      sendValidation(res, parsed.detail);
-      return;
-    }
+    // Fair shares of the workers (large bodies, templates, schemas) go by API key, on an open server by
+    // remote address.
+    const client = caller === null || caller === 'open' ? `addr:${req.socket.remoteAddress ?? 'unknown'}` : caller;
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const parseOptions = { maxLogprobs: options.maxLogprobs ?? 20, client, signal: gone.signal };
+    // A client that left while its large body waited for a worker needs no answer (null).
+    const unlessGone = <T>(parsing: Promise<T>): Promise<T | null> => parsing.catch((error: unknown) => {
+      if (gone.signal.aborted && error === gone.signal.reason) return null;
+      throw error;
+    });
     if (r.handler === 'chat') {
-      // Fair shares of the template/schema workers go by API key, on an open server by remote address.
-      const client = caller === null || caller === 'open' ? `addr:${req.socket.remoteAddress ?? 'unknown'}` : caller;
+      const parsed = await unlessGone(parseBody('chat', text, parseOptions));
+      if (parsed === null) return;
+      if (!parsed.ok) {
+        sendValidation(res, parsed.detail);
+        return;
+      }
       await handleChat({
-        res, body: parsed.value, project, client, headers, models: served, metricsOf, usage: store()?.usage ?? null, options,
+        res, request: parsed.value, project, client, headers, models: served, metricsOf, usage: store()?.usage ?? null, options,
         onError: (e) => log('error', `request ${requestId}: ${String((e as Error)?.stack ?? e)}`),
         onTokens: (n) => limiter.charge(caller!, n),
         stop: stopping.signal,
       });
       return;
     }
+    const parsed = await unlessGone(parseBody('trajectory-log', text, parseOptions));
+    if (parsed === null) return;
+    if (!parsed.ok) {
+      sendValidation(res, parsed.detail);
+      return;
+    }
     const opened = store();
     if (!opened) throw new HttpError(503, `The trajectory store is unavailable: ${storeError}`, null, { 'Retry-After': '5' });
-    handleTrajectoryLog({ res, body: parsed.value, modelId: r.modelId!, models: served, db: opened.db, headers });
+    handleTrajectoryLog({ res, request: parsed.value, modelId: r.modelId!, models: served, db: opened.db, headers });
   };
 
   const requestTimeout = options.requestTimeoutMs ?? 300_000;

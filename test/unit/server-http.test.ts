@@ -3,13 +3,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../lib/store/database.js';
 import { readUsage } from '../../lib/store/usage.js';
 import { exportTrajectoryGroups } from '../../lib/store/trajectories.js';
 import { createServer, type TokenmillServer } from '../../lib/server/server.js';
 import type { ChatCallOptions, ChatEngineLike, ServerOptions } from '../../lib/server/types.js';
 import { KeyChecker, parseProject } from '../../lib/server/auth.js';
+import { INLINE_BODY_CHARS } from '../../lib/server/body-parse.js';
+import { workPool } from '../../lib/workers/offload.js';
 
 // Response.json() is typed unknown; these tests inspect the bodies freely.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -249,6 +251,37 @@ describe('server: chat, usage, metrics', () => {
     resolve([{ id: 'fake', engine: new FakeEngine() }]);
     await server.ready;
     expect((await fetch(`${base}/health`)).status).toBe(200);
+  });
+});
+
+describe('server: large bodies are parsed and validated off the event loop', () => {
+  it('bodies over INLINE_BODY_CHARS go to the work pool, smaller ones stay inline; the answers are the same', async () => {
+    const { base } = await start();
+    const run = vi.spyOn(workPool(), 'run');
+    try {
+      const pad = (chars: number) => [{ role: 'user', content: 'x'.repeat(chars) }];
+      const small = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, messages: pad(1000) }));
+      expect(small.status).toBe(200);
+      expect(run.mock.calls.filter((c) => c[0] === 'request-body')).toHaveLength(0);
+      const large = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, messages: pad(INLINE_BODY_CHARS) }));
+      expect(large.status).toBe(200);
+      expect((await jsonOf(large)).choices[0].message.content).toBe('hello');
+      expect(run.mock.calls.filter((c) => c[0] === 'request-body')).toHaveLength(1);
+      // The same violations, in the same words, whichever way the body went.
+      const bad = (chars: number) => ({ ...chatBody, messages: [...pad(chars), { role: 'nobody' }], temperature: 'hot' });
+      const inline = await fetch(`${base}/v1/chat/completions`, json(bad(10)));
+      const offloaded = await fetch(`${base}/v1/chat/completions`, json(bad(INLINE_BODY_CHARS)));
+      expect(offloaded.status).toBe(422);
+      expect(await jsonOf(offloaded)).toEqual(await jsonOf(inline));
+      const broken = await fetch(`${base}/v1/chat/completions`, { ...json({}), body: `{"messages": "${'y'.repeat(INLINE_BODY_CHARS)}` });
+      expect(broken.status).toBe(422);
+      expect((await jsonOf(broken)).detail[0]).toMatchObject({ type: 'json_invalid', msg: 'JSON decode error' });
+      const log = await fetch(`${base}/v1/preview/models/fake/log`, json({ split: 'val', trajectory_groups: [{ trajectories: [{ reward: 1, messages_and_choices: pad(INLINE_BODY_CHARS) }] }] }));
+      expect(log.status).toBe(200);
+      expect(run.mock.calls.filter((c) => c[0] === 'request-body')).toHaveLength(4);
+    } finally {
+      run.mockRestore();
+    }
   });
 });
 
