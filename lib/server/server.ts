@@ -226,9 +226,12 @@ export function createServer(options: ServerOptions): TokenmillServer {
       sendValidation(res, parsed.detail);
       return;
     }
-    const opened = store();
-    if (!opened) throw new HttpError(503, `The trajectory store is unavailable: ${storeError}`, null, { 'Retry-After': '5' });
-    handleTrajectoryLog({ res, request: parsed.value, modelId: r.modelId!, models: served, db: opened.db, headers });
+    const openStore = (): Database => {
+      const opened = store();
+      if (!opened) throw new HttpError(503, `The trajectory store is unavailable: ${storeError}`, null, { 'Retry-After': '5' });
+      return opened.db;
+    };
+    handleTrajectoryLog({ res, request: parsed.value, modelId: r.modelId!, models: served, openStore, headers });
   };
 
   const requestTimeout = options.requestTimeoutMs ?? 300_000;
