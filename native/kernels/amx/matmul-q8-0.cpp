@@ -1,6 +1,7 @@
 // AMX int8 matmul rows for the 32-block weights against Q8_0 activations — Q8_0, Q4_0 and IQ4_NL — for
-// prompt batches (docs/kernels.md, "The AMX path"). Compiled twice: TM_KERNELS_AMX (the instructions, -mamx-tile -mamx-int8 and the AVX-512
-// flags) and TM_KERNELS_AMX_EMULATED (the C++ tests: the scalar tile emulator and SIMDe's AVX-512).
+// prompt batches (docs/kernels.md, "The AMX path"). Compiled twice: TM_KERNELS_AMX (the instructions,
+// -mamx-tile -mamx-int8 and the AVX-512 flags) and TM_KERNELS_AMX_EMULATED (the C++ tests: the scalar tile
+// emulator and SIMDe's AVX-512).
 //
 // NOTE(amx-q8): the arithmetic is the SIMD levels' (NOTE(q8-matmul) in kernels/simd/matmul-q8-0.cpp), so a
 // row's result has the same bits whether its batch took this kernel or the AVX-512 one: per (row, token) 8
