@@ -36,6 +36,8 @@ export function prompts(count: number, minLen: number, maxLen: number, vocab: nu
   });
 }
 
+// Polls a condition no event reports (a prompt in the middle of its prefill sends nothing). Anything a
+// record reports needs no wait: the engine hands a record over only after the stats show its effect.
 export async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const start = Date.now();
   while (!cond()) {
