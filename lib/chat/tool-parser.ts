@@ -7,9 +7,12 @@
 // at the end of the buffer is held back); a call's header delta {index, id, type, name, arguments: ""} goes
 // out once its name is complete, then the raw argument JSON in fragments whose concatenation is exactly the
 // argument value the model wrote (trailing `}`/whitespace held back until the value is complete).
+// Hermes also takes the untagged form (untagged-tool-call.ts) when tools were offered: output that may be one is
+// held whole, and decided at its end.
 import { randomBytes } from 'node:crypto';
 import type { DeltaToolCall, ResponseToolCall } from '../openai/protocol.js';
 import { partialMarkerSuffix, scanValueEnd } from './json-scan.js';
+import { couldBeUntagged, parseUntagged } from './untagged-tool-call.js';
 
 export type ToolParserName = 'hermes' | 'llama3_json' | 'mistral';
 export const TOOL_PARSERS: readonly ToolParserName[] = ['hermes', 'llama3_json', 'mistral'];
@@ -53,8 +56,13 @@ export class ToolCallStreamParser {
   private objForm: 'json' | 'mistral-args' = 'json';
   private argsStart = -1;
   private emittedArgs = 0;
+  /** Offered tool names while the output may still be an untagged hermes call; null once decided. */
+  private untagged: ReadonlySet<string> | null;
 
-  constructor(readonly format: ToolParserName) {}
+  /** `offered`: the request's tool names, which enable the untagged hermes form. */
+  constructor(readonly format: ToolParserName, offered: readonly string[] = []) {
+    this.untagged = format === 'hermes' && offered.length > 0 ? new Set(offered) : null;
+  }
 
   /** Calls parsed so far (complete or not). */
   get toolCalls(): readonly Readonly<CallState>[] { return this.calls; }
@@ -80,6 +88,7 @@ export class ToolCallStreamParser {
   /** One parsing step; false when it needs more text. */
   private step(out: ToolStreamDelta, final: boolean): boolean {
     if (this.mode === 'plain') { out.content += this.buf; this.buf = ''; return false; }
+    if (this.untagged) return this.stepUntagged(out, final);
     if (this.obj !== null) return this.stepCall(out, final);
     if (this.mode === 'text') return this.stepText(out, final);
     return this.stepBetweenCalls(out, final);
@@ -112,6 +121,28 @@ export class ToolCallStreamParser {
     const hold = final ? 0 : partialMarkerSuffix(this.buf, marker);
     out.content += this.buf.slice(0, this.buf.length - hold);
     this.buf = this.buf.slice(this.buf.length - hold);
+    return false;
+  }
+
+  /**
+   * Holds the output while it may be an untagged call. Decides once it cannot be (it starts with other text,
+   * or text follows the complete JSON value) or at its end, where the whole text must parse in the strict shape.
+   */
+  private stepUntagged(out: ToolStreamDelta, final: boolean): boolean {
+    const offered = this.untagged!;
+    const decidedNot = !couldBeUntagged(this.buf);
+    if (!decidedNot && !final) return false;
+    this.untagged = null;
+    const calls = decidedNot ? null : parseUntagged(this.buf, offered);
+    if (!calls) return true; // ordinary output: the tagged parser takes it from the start
+    for (const c of calls) {
+      const call: CallState = { index: this.calls.length, id: makeToolCallId(), name: c.name, args: c.arguments, done: true };
+      this.calls.push(call);
+      out.toolCalls.push({ index: call.index, id: call.id, type: 'function', function: { name: c.name, arguments: '' } });
+      out.toolCalls.push({ index: call.index, function: { arguments: c.arguments } });
+    }
+    this.buf = '';
+    this.mode = 'tools';
     return false;
   }
 
@@ -231,12 +262,14 @@ export interface ExtractOptions {
   toolChoice?: 'none' | null;
   /** parallel_tool_calls false → only the first call is kept. */
   parallelToolCalls?: boolean;
+  /** Names of the request's tools; non-empty enables hermes's untagged form. */
+  toolNames?: readonly string[];
 }
 
 /** Non-streaming: the whole output at once. Malformed calls leave the text as content. */
 export function extractToolCalls(text: string, parser: ToolParserName | null, opts: ExtractOptions = {}): ExtractedToolCalls {
   if (!parser || opts.toolChoice === 'none') return { content: text, toolCalls: [] };
-  const p = new ToolCallStreamParser(parser);
+  const p = new ToolCallStreamParser(parser, opts.toolNames);
   const a = p.push(text);
   const b = p.finish();
   const calls = p.toolCalls;
@@ -258,7 +291,7 @@ function isJson(s: string): boolean {
 export class ToolCallStream {
   private readonly parser: ToolCallStreamParser | null;
   constructor(parser: ToolParserName | null, private readonly opts: ExtractOptions = {}) {
-    this.parser = parser && opts.toolChoice !== 'none' ? new ToolCallStreamParser(parser) : null;
+    this.parser = parser && opts.toolChoice !== 'none' ? new ToolCallStreamParser(parser, opts.toolNames) : null;
   }
   /** True once any tool call header was emitted (finish_reason becomes tool_calls). */
   get called(): boolean { return (this.parser?.toolCalls.length ?? 0) > 0; }

@@ -39,7 +39,7 @@ export class ChatStreamAssembler {
     for (let i = 0; i < opts.n; i++) {
       this.choices.push({
         reasoning: opts.reasoningParser ? new ReasoningStreamParser(opts.startsInReasoning ?? false) : null,
-        tools: new ToolCallStream(opts.toolParser, { toolChoice: opts.toolChoice, parallelToolCalls: opts.parallelToolCalls }),
+        tools: new ToolCallStream(opts.toolParser, { toolChoice: opts.toolChoice, parallelToolCalls: opts.parallelToolCalls, toolNames: opts.toolNames }),
         completionTokens: 0,
         finished: false,
       });

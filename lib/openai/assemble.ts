@@ -36,6 +36,8 @@ export interface AssembleOptions {
   toolParser: ToolParserName | null;
   toolChoice?: 'none' | null;
   parallelToolCalls?: boolean;
+  /** Names of the request's tools (the tool parser's untagged hermes form needs them). */
+  toolNames?: readonly string[];
   reasoningParser: ReasoningParserName | null;
   /** The prompt prefilled `<think>` (reasoning-parser.ts startsInReasoning). */
   startsInReasoning?: boolean;
@@ -75,7 +77,7 @@ function buildChoice(o: EngineChoiceOutput, opts: AssembleOptions): ResponseChoi
     reasoning = split.reasoning;
     content = split.content;
   }
-  const tools = extractToolCalls(content ?? '', opts.toolParser, { toolChoice: opts.toolChoice, parallelToolCalls: opts.parallelToolCalls });
+  const tools = extractToolCalls(content ?? '', opts.toolParser, { toolChoice: opts.toolChoice, parallelToolCalls: opts.parallelToolCalls, toolNames: opts.toolNames });
   const called = tools.toolCalls.length > 0;
   if (called) content = tools.content;
   if (opts.echo) content = opts.echo + (content ?? '');

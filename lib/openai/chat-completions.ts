@@ -184,6 +184,7 @@ export async function prepareChat(ctx: ChatContext, r: ChatRequest, work: WorkOp
       toolParser,
       toolChoice: r.tool_choice,
       parallelToolCalls: r.parallel_tool_calls,
+      toolNames: r.tools?.map((t) => t.function.name) ?? [],
       reasoningParser,
       startsInReasoning: reasoningParser ? startsInReasoning(reasoningParser, prompt) : false,
       includeReasoning: r.include_reasoning,

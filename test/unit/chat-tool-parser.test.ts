@@ -7,8 +7,8 @@ import type { DeltaToolCall } from '../../lib/openai/protocol.js';
 import { readTemplate } from './chat-fixtures.js';
 
 /** Streams `text` in pieces of `size` and folds the deltas. */
-function stream(parser: ToolParserName, text: string, size: number, parallel = true) {
-  const s = new ToolCallStream(parser, { parallelToolCalls: parallel });
+function stream(parser: ToolParserName, text: string, size: number, parallel = true, toolNames: readonly string[] = []) {
+  const s = new ToolCallStream(parser, { parallelToolCalls: parallel, toolNames });
   const deltas: { content: string; toolCalls: DeltaToolCall[] }[] = [];
   for (let i = 0; i < text.length; i += size) deltas.push(s.push(text.slice(i, i + size)));
   deltas.push(s.finish());
@@ -117,5 +117,80 @@ describe('chat tool parser', () => {
     expect(detectToolParser(readTemplate('meta-llama-Llama-3.2-3B-Instruct.jinja'))).toBe('llama3_json');
     expect(detectToolParser(readTemplate('Mistral-Small-3.2-24B-Instruct-2506.jinja'))).toBe('mistral');
     expect(detectToolParser(readTemplate('mistralai-Mistral-Nemo-Instruct-2407.jinja'))).toBe('mistral');
+  });
+
+  describe('hermes untagged form (tools offered)', () => {
+    const offered = ['get_weather', 'search'];
+    const ACCEPTED: [string, [string, unknown][]][] = [
+      ['{"name": "get_weather", "arguments": {"city": "Paris"}}', [['get_weather', { city: 'Paris' }]]],
+      ['\n  {"arguments": {"q": "x}"}, "name": "search"}\n', [['search', { q: 'x}' }]]],
+      ['[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {}}]', [['get_weather', { city: 'Paris' }], ['search', {}]]],
+      // Qwen2.5-Coder-0.5B's own words for "How many people live in Lyon?" with a search tool offered.
+      ['```json\n{\n  "name": "search",\n  "arguments": {\n    "q": "Lyon"\n  }\n}\n```', [['search', { q: 'Lyon' }]]],
+      ['```\n[{"name": "search", "arguments": {}}]\n```\n', [['search', {}]]],
+    ];
+    it.each(ACCEPTED)('accepted, stream and non-stream alike: %s', (text, expected) => {
+      const r = extractToolCalls(text, 'hermes', { toolNames: offered });
+      expect(r.content).toBeNull();
+      expect(r.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual(expected);
+      for (const size of [1, 3, 1000]) {
+        const s = stream('hermes', text, size, true, offered);
+        expect(s.called).toBe(true);
+        expect(s.content.trim()).toBe('');
+        expect(s.calls.map((c) => [c.name, JSON.parse(c.args)])).toEqual(expected);
+      }
+    });
+
+    const REJECTED: [string, string][] = [
+      ['a name that was not offered', '{"name": "delete_all", "arguments": {}}'],
+      ['arguments that are not an object', '{"name": "search", "arguments": "x"}'],
+      ['arguments missing', '{"name": "search"}'],
+      ['"parameters" instead of "arguments"', '{"name": "search", "parameters": {}}'],
+      ['an extra key', '{"name": "search", "arguments": {}, "id": 1}'],
+      ['text before the object', 'Sure: {"name": "search", "arguments": {}}'],
+      ['text after the object', '{"name": "search", "arguments": {}} done'],
+      ['two objects side by side', '{"name": "search", "arguments": {}}{"name": "search", "arguments": {}}'],
+      ['an array with a non-call', '[{"name": "search", "arguments": {}}, 3]'],
+      ['an empty array', '[]'],
+      ['invalid JSON', '{"name": "search", "arguments": {]}'],
+      ['an unfinished object (length cut)', '{"name": "search", "arguments": {"q": "x'],
+      ['an ordinary JSON answer', '{"city": "Paris", "country": "France"}'],
+      ['a fence never closed', '```json\n{"name": "search", "arguments": {}}\n'],
+      ['text after the fence', '```json\n{"name": "search", "arguments": {}}\n```\nThat is the call.'],
+      ['a fence of another language', '```python\n{"name": "search", "arguments": {}}\n```'],
+    ];
+    it.each(REJECTED)('rejected (%s): the text stays content, stream and non-stream', (_why, text) => {
+      expect(extractToolCalls(text, 'hermes', { toolNames: offered })).toEqual({ content: text, toolCalls: [] });
+      for (const size of [1, 4, 1000]) {
+        const s = stream('hermes', text, size, true, offered);
+        expect(s.called).toBe(false);
+        expect(s.content).toBe(text);
+      }
+    });
+
+    it('only with tools offered, only for hermes, never with tool_choice none', () => {
+      const text = ACCEPTED[0]![0];
+      expect(extractToolCalls(text, 'hermes')).toEqual({ content: text, toolCalls: [] });
+      expect(extractToolCalls(text, 'hermes', { toolNames: offered, toolChoice: 'none' })).toEqual({ content: text, toolCalls: [] });
+      expect(extractToolCalls(text, 'mistral', { toolNames: offered })).toEqual({ content: text, toolCalls: [] });
+    });
+
+    it('tagged calls still parse with tools offered, also after held JSON-like text', () => {
+      const tagged = CASES[0]![1];
+      expect(extractToolCalls(tagged, 'hermes', { toolNames: offered }).toolCalls.map((c) => c.function.name)).toEqual(['get_weather']);
+      const mixed = '{"a": 1}\n<tool_call>{"name": "search", "arguments": {"q": "y"}}</tool_call>';
+      const r = extractToolCalls(mixed, 'hermes', { toolNames: offered });
+      expect(r.content).toBe('{"a": 1}\n');
+      expect(r.toolCalls.map((c) => c.function.name)).toEqual(['search']);
+      expect(stream('hermes', mixed, 2, true, offered).content).toBe('{"a": 1}\n');
+    });
+
+    it('plain text is not held back: it streams as it comes', () => {
+      const s = new ToolCallStream('hermes', { toolNames: offered });
+      expect(s.push('Hello').content).toBe('Hello');
+      const held = new ToolCallStream('hermes', { toolNames: offered });
+      expect(held.push('{"name": "search", "arguments": {}}').content).toBe('');
+      expect(held.finish().toolCalls.map((t) => t.function.name ?? t.function.arguments)).toEqual(['search', '{}']);
+    });
   });
 });
