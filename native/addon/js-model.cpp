@@ -152,7 +152,7 @@ Napi::Value js_model::info(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     return guard(env, [&]() -> Napi::Value {
         const auto m = get();
-        const gguf::file & f = *m->file;
+        const gguf::file & f = m->files->first();
         const tok::vocab & v = *m->vocab;
         Napi::Object o = Napi::Object::New(env);
         o.Set("path", f.path());
@@ -178,9 +178,10 @@ Napi::Value js_model::info(const Napi::CallbackInfo & info) {
         const auto file_type = f.get_u32("general.file_type");
         o.Set("fileType", file_type ? Napi::Number::New(env, *file_type) : env.Null());
         o.Set("hparams", m->hp ? Napi::Value(hparams_to_js(env, *m->hp)) : env.Null());
-        Napi::Array tensors = Napi::Array::New(env, f.tensors().size());
-        for (size_t i = 0; i < f.tensors().size(); ++i) {
-            const gguf::tensor_info & t = f.tensors()[i];
+        const auto & all = m->files->tensors();
+        Napi::Array tensors = Napi::Array::New(env, all.size());
+        for (size_t i = 0; i < all.size(); ++i) {
+            const gguf::tensor_info & t = all[i];
             Napi::Object to = Napi::Object::New(env);
             to.Set("name", Napi::String::New(env, t.name.data(), t.name.size()));
             const char * type_name = ggml_type_info(uint32_t(t.type)).name;

@@ -1,4 +1,4 @@
-// A loaded model: the mapped GGUF file, its hyper-parameters and its vocabulary. Immutable after
+// A loaded model: the mapped GGUF file (or the shards of a split one), its hyper-parameters and its vocabulary. Immutable after
 // model_load and shared (by shared_ptr) between the addon object and every engine that uses it.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "gguf/gguf.h"
+#include "gguf/split.h"
 #include "model/hparams.h"
 #include "model/weights.h"
 #include "tokenizer/vocab.h"
@@ -18,10 +18,10 @@ struct model_load_options {
 };
 
 struct model {
-    std::unique_ptr<gguf::file> file;
+    std::unique_ptr<gguf::shard_set> files;   // files->first() holds the metadata
     std::optional<tmill::hparams> hp;     // absent for vocab-only loads of files without model keys
     std::shared_ptr<const tok::vocab> vocab;
-    std::optional<model_weights> weights;   // views into `file`; absent for vocab-only loads
+    std::optional<model_weights> weights;   // views into `files`; absent for vocab-only loads
 };
 
 // Opens, parses and validates a model. Throws tmill::error naming the file and what is wrong.

@@ -14,13 +14,13 @@ std::string shape_str(int64_t a, int64_t b) {
 
 class binder {
 public:
-    binder(const gguf::file & f) : file_(f) {}
+    binder(const gguf::shard_set & f) : files_(f) {}
 
     // Binds a tensor of GGUF shape [n_cols] (n_rows == 0) or [n_cols, n_rows].
     weight bind(const std::string & name, int64_t n_cols, int64_t n_rows, bool required, bool vector_f32) const {
-        const gguf::tensor_info * t = file_.find_tensor(name);
+        const gguf::tensor_info * t = files_.find_tensor(name);
         if (!t) {
-            TM_CHECK(!required, gguf_invalid, file_.path() + ": missing tensor '" + name + "'");
+            TM_CHECK(!required, gguf_invalid, files_.first().path() + ": missing tensor '" + name + "'");
             return {};
         }
         const int64_t want_rows = n_rows == 0 ? 1 : n_rows;
@@ -28,15 +28,15 @@ public:
         const bool shape_ok = t->ne[0] == n_cols && t->ne[1] == want_rows && t->ne[2] == 1 && t->ne[3] == 1 &&
                               (t->n_dims == want_dims || (want_dims == 2 && t->n_dims == 1 && want_rows == 1));
         TM_CHECK(shape_ok, gguf_invalid,
-                 file_.path() + ": tensor '" + name + "' has shape " + describe(*t) + ", expected " + shape_str(n_cols, n_rows));
+                 files_.first().path() + ": tensor '" + name + "' has shape " + describe(*t) + ", expected " + shape_str(n_cols, n_rows));
         const auto traits = ggml_type_info(uint32_t(t->type));
         const char * type_name = traits.name ? traits.name : "unknown";
         if (vector_f32) {
             TM_CHECK(t->type == ggml_type::f32, gguf_unsupported,
-                     file_.path() + ": tensor '" + name + "' has type " + type_name + ", expected f32");
+                     files_.first().path() + ": tensor '" + name + "' has type " + type_name + ", expected f32");
         } else {
             TM_CHECK(ggml_type_supported(t->type), gguf_unsupported,
-                     file_.path() + ": tensor '" + name + "' has type " + type_name +
+                     files_.first().path() + ": tensor '" + name + "' has type " + type_name +
                      ", which tokenmill does not support (supported: " + ggml_supported_type_names() + ")");
         }
         weight w;
@@ -55,19 +55,20 @@ private:
         return s + "]";
     }
 
-    const gguf::file & file_;
+    const gguf::shard_set & files_;
 };
 
 } // namespace
 
-model_weights weights_load(const gguf::file & file, const hparams & hp) {
-    const binder b(file);
+model_weights weights_load(const gguf::shard_set & files, const hparams & hp) {
+    const binder b(files);
+    const gguf::file & file = files.first();
     const int64_t n_embd = hp.n_embd, n_ff = hp.n_ff, n_vocab = hp.n_vocab;
     const int64_t n_q = int64_t(hp.n_head) * hp.head_dim, n_kv = int64_t(hp.n_head_kv) * hp.head_dim;
     const bool qwen2 = hp.arch == model_arch::qwen2;
     const bool qk_norm = hp.arch == model_arch::qwen3 || hp.arch == model_arch::gemma3;
     // Llama 3.1+ files carry per-dimension rope frequency factors; running without them would be quietly wrong.
-    TM_CHECK(file.find_tensor("rope_freqs.weight") == nullptr, gguf_unsupported,
+    TM_CHECK(files.find_tensor("rope_freqs.weight") == nullptr, gguf_unsupported,
              file.path() + ": tensor 'rope_freqs.weight' (Llama 3 rope frequency factors) is not supported yet");
 
     model_weights w;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gguf/ggml-types.h"
-#include "gguf/gguf.h"
+#include "gguf/split.h"
 #include "model/hparams.h"
 
 namespace tmill {
@@ -50,6 +50,6 @@ struct model_weights {
 
 // Builds the views; throws tmill::error(gguf_invalid / gguf_unsupported) naming the tensor and what was
 // expected (missing, wrong shape, unsupported type).
-model_weights weights_load(const gguf::file & file, const hparams & hp);
+model_weights weights_load(const gguf::shard_set & files, const hparams & hp);
 
 } // namespace tmill

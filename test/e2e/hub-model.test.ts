@@ -5,7 +5,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { buildSynthModel } from '../../bench/synth-model.js';
 import { startFakeHub, type FakeHub } from '../helpers/fake-hub.js';
+import { splitWriter } from '../helpers/gguf-split.js';
 import { stories260K } from '../helpers/shared.js';
 import { repoRoot } from './server-helpers.js';
 
@@ -48,6 +50,22 @@ test('generate --model hf:… pulls into the cache and generates what the local 
   const out = JSON.parse(pulled.stdout) as { files: string[]; downloadedBytes: number };
   expect(out.downloadedBytes).toBe(0);
   expect(out.files).toEqual([path.join(cache, 'hub', 'karpathy', 'stories260K-GGUF', 'main', 'stories260K-F32.gguf')]);
+});
+
+test('a split model (three shards) pulls whole, loads from its first shard and generates what the merged file does', async () => {
+  const synth = buildSynthModel({ arch: 'llama', type: 'Q8_0', nEmbd: 64, nHead: 4, nHeadKv: 2, nFf: 128, nLayer: 2, nCtx: 128, seed: 3 });
+  const shards = splitWriter(synth.writer, [4, 4, synth.writer.tensors.length - 8]);
+  hub.repos.set('org/split-GGUF', { files: shards.map((w, i) => ({ path: `synth-Q8_0-0000${i + 1}-of-00003.gguf`, data: w.toBytes() })) });
+  const whole = path.join(cache, 'synth-whole.gguf');
+  await synth.writer.writeFile(whole);
+  const args = ['--prompt', 'Once upon a time', '--max-tokens', '12', '--threads', '1', '--temperature', '0'];
+  const remote = await cli(['generate', '--model', 'hf:org/split-GGUF:Q8_0', ...args]);
+  expect(remote.code, remote.stderr).toBe(0);
+  expect(remote.stderr).toMatch(/synth-Q8_0-00003-of-00003\.gguf/);
+  const local = await cli(['generate', '--model', whole, ...args]);
+  expect(local.code, local.stderr).toBe(0);
+  expect(remote.stdout).toBe(local.stdout);
+  expect(remote.stdout.length).toBeGreaterThan(5);
 });
 
 test('pull errors: unknown repo, no matching quantisation (exit 1, one clear line)', async () => {
