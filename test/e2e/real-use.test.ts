@@ -1,6 +1,7 @@
 // Real use end to end: `tokenmill serve` on a trained model people actually run (Qwen2.5-Coder-0.5B-Instruct,
 // fetched from PyPI by test/helpers/real-models.ts) driven by the official openai client, as an application
-// would: a multi-turn chat with a system message, streaming, and response_format json_schema. Greedy
+// would: a multi-turn chat with a system message, streaming, a tool call the model makes by itself, and
+// response_format json_schema. Greedy
 // (temperature 0), so the answers are fixed; the expected ones were read off this model. Needs
 // `npm run build:ts` and the addon.
 import fs from 'node:fs';
@@ -104,4 +105,71 @@ describe('e2e real use: Qwen2.5-Coder-0.5B-Instruct through tokenmill serve and 
     expect(typeof value.population_millions).toBe('number');
     expect(value).toMatchObject({ city: 'Paris', country: 'France' });
   }, SLOW);
+
+  describe('a tool call the model makes by itself (no grammar, no tool_choice "required")', () => {
+    const tools: OpenAI.ChatCompletionTool[] = [{
+      type: 'function',
+      function: {
+        name: 'get_stock_price',
+        description: 'Get the latest price of a stock',
+        parameters: { type: 'object', properties: { symbol: { type: 'string' } }, required: ['symbol'] },
+      },
+    }];
+    const question: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'You are a helpful assistant.' },
+      { role: 'user', content: 'What is the current stock price of Apple (AAPL)?' },
+    ];
+
+    it('non-stream: the call arrives in tool_calls; the tool result goes back and the answer uses it', async () => {
+      // This model writes its call untagged, `{"name": …, "arguments": …}` (docs/chat.md#untagged-tool-calls).
+      const first = await ask(question, { tools, max_tokens: 40 });
+      expect(first.finish_reason).toBe('tool_calls');
+      expect(first.message.content).toBeNull();
+      expect(first.message.tool_calls).toHaveLength(1);
+      const call = first.message.tool_calls![0]!;
+      expect(call.type).toBe('function');
+      if (call.type !== 'function') throw new Error('not a function call');
+      expect(call.id).toMatch(/^call_[A-Za-z0-9]{24}$/);
+      expect(call.function.name).toBe('get_stock_price');
+      expect(JSON.parse(call.function.arguments)).toEqual({ symbol: 'AAPL' });
+
+      const second = await ask([
+        ...question,
+        first.message as OpenAI.ChatCompletionMessageParam,
+        { role: 'tool', tool_call_id: call.id, content: JSON.stringify({ symbol: 'AAPL', price_usd: 189.5 }) },
+      ], { tools, max_tokens: 48 });
+      // The answer carries the price, which only the tool result held. This 0.5B model restates its call
+      // before the data (`{"name": …}\n{"price_usd": 189.5}`), so the answer is two JSON values: content, not a
+      // new call. It is the model's habit, not ours: llama.cpp (node-llama-cpp, greedy) continues a like
+      // conversation with a weather tool by restating its call too.
+      expect(second.finish_reason).toBe('stop');
+      expect(second.message.tool_calls ?? []).toEqual([]);
+      expect(second.message.content).toContain('189.5');
+    }, SLOW);
+
+    it('stream: the call arrives as tool_calls deltas, the same call as the non-stream one', async () => {
+      const stream = await client.chat.completions.create({ model: MODEL, messages: question, tools, temperature: 0, max_tokens: 40, stream: true });
+      let content = '';
+      let finish: string | null = null;
+      const calls: { id?: string; name?: string; args: string }[] = [];
+      for await (const chunk of stream) {
+        for (const c of chunk.choices) {
+          content += c.delta.content ?? '';
+          for (const d of c.delta.tool_calls ?? []) {
+            calls[d.index] ??= { args: '' };
+            if (d.id) calls[d.index]!.id = d.id;
+            if (d.function?.name) calls[d.index]!.name = d.function.name;
+            calls[d.index]!.args += d.function?.arguments ?? '';
+          }
+          if (c.finish_reason) finish = c.finish_reason;
+        }
+      }
+      expect(finish).toBe('tool_calls');
+      expect(content).toBe('');
+      expect(calls).toHaveLength(1);
+      expect(calls[0]!.id).toMatch(/^call_[A-Za-z0-9]{24}$/);
+      expect(calls[0]!.name).toBe('get_stock_price');
+      expect(JSON.parse(calls[0]!.args)).toEqual({ symbol: 'AAPL' });
+    }, SLOW);
+  });
 });
