@@ -40,9 +40,11 @@ using binary_kernel = void(const float * a, const float * b, float * y, int64_t 
 
 // x: (n_rows, n_head, head_dim) rotated in place; pos: (n_rows) position of each row. The first
 // n_rot dims of each head rotate (n_rot even, <= head_dim, <= k_rope_max_rot); the rest pass through.
-// theta_i = pos * freq_scale * freq_base^(-2i/n_rot).
+// theta_i = freq_scale * (pos * freq_base^(-2i/n_rot) / freq_factors[i]): freq_factors (n_rot / 2) are Llama 3's
+// per-pair divisors (rope_freqs.weight), nullptr for none (every factor 1), as ggml_rope_ext takes them.
 using rope_kernel = void(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot,
-                         const int32_t * pos, float freq_base, float freq_scale, rope_style style);
+                         const int32_t * pos, float freq_base, float freq_scale, const float * freq_factors,
+                         rope_style style);
 
 // Causal attention of one (token, head) over a paged F16 KV cache, with llama.cpp's CPU flash-attention
 // numerics: query rounded to F16; score_j = dot(q16, k_j) * scale in F32 — or, with softcap c != 0 (gemma2),

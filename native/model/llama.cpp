@@ -133,8 +133,9 @@ void llama_forward::run(const forward_batch & batch) {
         }
         const auto style = hp_.rope == rope_style::neox ? kernels::rope_style::neox : kernels::rope_style::normal;
         const float rope_base = hp_.rope_base(il), rope_scale = hp_.rope_scale(il);
-        kt_.rope(q_.data(), n, hp_.n_head, hd, hp_.n_rot, batch.positions, rope_base, rope_scale, style);
-        kt_.rope(k_cur_.data(), n, hp_.n_head_kv, hd, hp_.n_rot, batch.positions, rope_base, rope_scale, style);
+        const float * rope_factors = w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr;
+        kt_.rope(q_.data(), n, hp_.n_head, hd, hp_.n_rot, batch.positions, rope_base, rope_scale, rope_factors, style);
+        kt_.rope(k_cur_.data(), n, hp_.n_head_kv, hd, hp_.n_rot, batch.positions, rope_base, rope_scale, rope_factors, style);
         // Gemma scales the queries in F32 and attends with scale 1 (llama.cpp's order, kept for its rounding).
         if (hp_.attn_q_scale != 0.0f) scale_rows(q_.data(), n * int64_t(hp_.n_head) * hd, hp_.attn_q_scale);
         // Write this batch's keys and values into their cache slots before attending, so a token sees

@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <cmath>
 #include <string>
 
 #include "base/error.h"
@@ -67,11 +68,22 @@ model_weights weights_load(const gguf::shard_set & files, const hparams & hp) {
     const int64_t n_q = int64_t(hp.n_head) * hp.head_dim, n_kv = int64_t(hp.n_head_kv) * hp.head_dim;
     const bool qwen2 = hp.arch == model_arch::qwen2;
     const bool qk_norm = hp.arch == model_arch::qwen3 || hp.arch == model_arch::gemma3;
-    // Llama 3.1+ files carry per-dimension rope frequency factors; running without them would be quietly wrong.
-    TM_CHECK(files.find_tensor("rope_freqs.weight") == nullptr, gguf_unsupported,
-             file.path() + ": tensor 'rope_freqs.weight' (Llama 3 rope frequency factors) is not supported yet");
-
     model_weights w;
+    // Llama 3.1+ rope frequency factors (llama.cpp applies them to the llama family only). Another architecture
+    // carrying them would run quietly wrong without them, so it is refused.
+    if (hp.arch == model_arch::llama) {
+        w.rope_freqs = b.bind("rope_freqs.weight", hp.n_rot / 2, 0, false, true);
+        const float * ff = reinterpret_cast<const float *>(w.rope_freqs.data);
+        for (int64_t i = 0; w.rope_freqs.present() && i < w.rope_freqs.n_cols; ++i) {
+            TM_CHECK(std::isfinite(ff[i]) && ff[i] > 0.0f, gguf_invalid,
+                     file.path() + ": tensor 'rope_freqs.weight' has factor " + std::to_string(ff[i]) + " at " +
+                     std::to_string(i) + "; rope frequency factors must be positive and finite");
+        }
+    } else {
+        TM_CHECK(files.find_tensor("rope_freqs.weight") == nullptr, gguf_unsupported,
+                 file.path() + ": tensor 'rope_freqs.weight' (rope frequency factors) is supported for llama models only, not " +
+                 hp.arch_name);
+    }
     w.tok_embd = b.bind("token_embd.weight", n_embd, n_vocab, true, false);
     w.output_norm = b.bind("output_norm.weight", n_embd, 0, true, true);
     w.output = b.bind("output.weight", n_embd, n_vocab, false, false);

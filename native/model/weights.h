@@ -45,6 +45,7 @@ struct model_weights {
     weight output_norm;   // (n_embd) f32
     weight output;        // (n_vocab, n_embd); tok_embd when the model ties them
     bool tied_output = false;
+    weight rope_freqs;    // Llama 3.1+: (n_rot / 2) f32 divisors of each rope pair's frequency; absent otherwise
     std::vector<layer_weights> layers;   // (n_layer)
 };
 

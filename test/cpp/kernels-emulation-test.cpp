@@ -105,8 +105,8 @@ TM_TEST("kernels: the emulated AVX-512 level equals the real one bit for bit") {
         const int32_t pos[3] = {0, 5, 12345};
         for (rope_style style : {rope_style::normal, rope_style::neox}) {
             std::vector<float> ra = random(3 * 2 * 80, 2.0f), rb = ra;
-            real->rope(ra.data(), 3, 2, 80, 68, pos, 10000.0f, 1.0f, style);
-            emu->rope(rb.data(), 3, 2, 80, 68, pos, 10000.0f, 1.0f, style);
+            real->rope(ra.data(), 3, 2, 80, 68, pos, 10000.0f, 1.0f, nullptr, style);
+            emu->rope(rb.data(), 3, 2, 80, 68, pos, 10000.0f, 1.0f, nullptr, style);
             CHECK_EQ(differing(ra, rb), 0);
         }
     }

@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 #include "quant/fp16.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -74,42 +75,46 @@ TM_TEST("kernels: silu_mul matches its formula") {
     }
 }
 
-TM_TEST("kernels: rope rotates normal and neox pairs by the ggml angles") {
+TM_TEST("kernels: rope rotates normal and neox pairs by the ggml angles, with and without frequency factors") {
     std::mt19937 rng(8);
     const int64_t n_rows = 3, n_head = 2, head_dim = 16, n_rot = 12;  // dims 12..15 pass through
     const int32_t pos[n_rows] = {0, 7, 300};
     const float base = 10000.0f, fscale = 0.5f;
+    const float factors[n_rot / 2] = {1.0f, 1.0f, 2.5f, 8.0f, 8.0f, 3.25f};   // Llama 3's shape: 1 .. factor
     for (const kernel_table & k : tables()) {
-        for (rope_style style : {rope_style::normal, rope_style::neox}) {
-            const auto x = random_vec(n_rows * n_head * head_dim, -1, 1, rng);
-            std::vector<float> y = x;
-            k.rope(y.data(), n_rows, n_head, head_dim, n_rot, pos, base, fscale, style);
-            for (int64_t r = 0; r < n_rows; ++r) {
-                // The contract: theta_i = freq_scale * (pos * base^(-2/n_rot) ^ i), the power taken by
-                // repeated float multiplication as ggml does.
-                const float step = std::pow(base, -2.0f / float(n_rot));
-                float theta = float(pos[r]);
-                for (int64_t i = 0; i < n_rot / 2; ++i) {
-                    const double angle = double(fscale * theta);
-                    const double closed = double(fscale) * pos[r] * std::pow(double(base), -2.0 * i / n_rot);
-                    CHECK_NEAR(angle, closed, 1e-5 * std::fabs(closed) + 1e-9);
-                    for (int64_t h = 0; h < n_head; ++h) {
-                        const float * v = x.data() + (r * n_head + h) * head_dim;
-                        const float * o = y.data() + (r * n_head + h) * head_dim;
-                        const int64_t i0 = style == rope_style::neox ? i : 2 * i;
-                        const int64_t i1 = style == rope_style::neox ? i + n_rot / 2 : 2 * i + 1;
-                        CHECK_NEAR(o[i0], v[i0] * std::cos(angle) - v[i1] * std::sin(angle), 1e-5);
-                        CHECK_NEAR(o[i1], v[i0] * std::sin(angle) + v[i1] * std::cos(angle), 1e-5);
+        for (const float * ff : {static_cast<const float *>(nullptr), factors}) {
+            for (rope_style style : {rope_style::normal, rope_style::neox}) {
+                const auto x = random_vec(n_rows * n_head * head_dim, -1, 1, rng);
+                std::vector<float> y = x;
+                k.rope(y.data(), n_rows, n_head, head_dim, n_rot, pos, base, fscale, ff, style);
+                for (int64_t r = 0; r < n_rows; ++r) {
+                    // The contract: theta_i = freq_scale * (pos * base^(-2/n_rot) ^ i / ff_i), the power taken by
+                    // repeated float multiplication as ggml does.
+                    const float step = std::pow(base, -2.0f / float(n_rot));
+                    float theta = float(pos[r]);
+                    for (int64_t i = 0; i < n_rot / 2; ++i) {
+                        const float f = ff ? ff[i] : 1.0f;
+                        const double angle = double(fscale * (theta / f));
+                        const double closed = double(fscale) * pos[r] * std::pow(double(base), -2.0 * i / n_rot) / f;
+                        CHECK_NEAR(angle, closed, 1e-5 * std::fabs(closed) + 1e-9);
+                        for (int64_t h = 0; h < n_head; ++h) {
+                            const float * v = x.data() + (r * n_head + h) * head_dim;
+                            const float * o = y.data() + (r * n_head + h) * head_dim;
+                            const int64_t i0 = style == rope_style::neox ? i : 2 * i;
+                            const int64_t i1 = style == rope_style::neox ? i + n_rot / 2 : 2 * i + 1;
+                            CHECK_NEAR(o[i0], v[i0] * std::cos(angle) - v[i1] * std::sin(angle), 1e-5);
+                            CHECK_NEAR(o[i1], v[i0] * std::sin(angle) + v[i1] * std::cos(angle), 1e-5);
+                        }
+                        theta *= step;
                     }
-                    theta *= step;
+                    for (int64_t h = 0; h < n_head; ++h)
+                        for (int64_t d = n_rot; d < head_dim; ++d)
+                            CHECK_EQ(y[size_t((r * n_head + h) * head_dim + d)], x[size_t((r * n_head + h) * head_dim + d)]);
                 }
-                for (int64_t h = 0; h < n_head; ++h)
-                    for (int64_t d = n_rot; d < head_dim; ++d)
-                        CHECK_EQ(y[size_t((r * n_head + h) * head_dim + d)], x[size_t((r * n_head + h) * head_dim + d)]);
             }
         }
         std::vector<float> z(16);
-        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, 7, pos, base, 1.0f, rope_style::normal), invalid_argument);
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, 7, pos, base, 1.0f, nullptr, rope_style::normal), invalid_argument);
     }
 }
 
@@ -127,7 +132,7 @@ TM_TEST("kernels: rope rounds as ggml's FMA build, bit for bit, on every level")
         for (rope_style style : {rope_style::normal, rope_style::neox}) {
             const auto x = random_vec(n_rows * n_head * head_dim, -8, 8, rng);
             std::vector<float> y = x;
-            k.rope(y.data(), n_rows, n_head, head_dim, n_rot, pos, base, 1.0f, style);
+            k.rope(y.data(), n_rows, n_head, head_dim, n_rot, pos, base, 1.0f, nullptr, style);
             const float step = std::pow(base, -2.0f / float(n_rot));
             for (int64_t r = 0; r < n_rows; ++r) {
                 float theta = float(pos[r]);
@@ -173,11 +178,14 @@ TM_TEST("kernels: rope equals the reference bit for bit on every level") {
             ++case_no;
             for (int64_t r = 0; r < n_rows; ++r) pos[r] = r < 2 ? int32_t(r) : position(rng);
             const auto x = random_vec(n_rows * n_head * sh.head_dim, -4, 4, rng);
+            // Every other case with Llama 3 style frequency factors (1 .. 8).
+            const auto factors = random_vec(std::max<int64_t>(sh.n_rot / 2, 1), 1, 8, rng);
+            const float * ff = case_no % 2 ? factors.data() : nullptr;
             std::vector<float> want = x;
-            ref.rope(want.data(), n_rows, n_head, sh.head_dim, sh.n_rot, pos, base, fscale, style);
+            ref.rope(want.data(), n_rows, n_head, sh.head_dim, sh.n_rot, pos, base, fscale, ff, style);
             for (const kernel_table & k : tables()) {
                 std::vector<float> got = x;
-                k.rope(got.data(), n_rows, n_head, sh.head_dim, sh.n_rot, pos, base, fscale, style);
+                k.rope(got.data(), n_rows, n_head, sh.head_dim, sh.n_rot, pos, base, fscale, ff, style);
                 int bad = 0;
                 for (size_t i = 0; i < got.size(); ++i) bad += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
                 if (bad) std::fprintf(stderr, "    %s: head_dim %lld n_rot %lld style %d: %d values differ\n", k.isa,
@@ -189,9 +197,9 @@ TM_TEST("kernels: rope equals the reference bit for bit on every level") {
     // A bad n_rot fails with invalid_argument on every level, before touching x.
     std::vector<float> z(2048);
     for (const kernel_table & k : tables()) {
-        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, 18, pos, 10000.0f, 1.0f, rope_style::neox), invalid_argument);
-        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, -2, pos, 10000.0f, 1.0f, rope_style::normal), invalid_argument);
-        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 2048, 1026, pos, 10000.0f, 1.0f, rope_style::normal), invalid_argument);
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, 18, pos, 10000.0f, 1.0f, nullptr, rope_style::neox), invalid_argument);
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 16, -2, pos, 10000.0f, 1.0f, nullptr, rope_style::normal), invalid_argument);
+        CHECK_THROWS_CODE(k.rope(z.data(), 1, 1, 2048, 1026, pos, 10000.0f, 1.0f, nullptr, rope_style::normal), invalid_argument);
     }
 }
 

@@ -100,7 +100,7 @@ void test_rope(kernels::rope_style style, int64_t n_rot) {
     const std::vector<int32_t> pos = {0, 1, 2, 17, 511, 4095, 32767};
     device_buffer<float> dx(x);
     device_buffer<int32_t> dpos(pos);
-    ref().rope(x.data(), rows, n_head, head_dim, n_rot, pos.data(), 10000.0f, 0.5f, style);
+    ref().rope(x.data(), rows, n_head, head_dim, n_rot, pos.data(), 10000.0f, 0.5f, nullptr, style);
     cuda::rope(dx.get(), rows, n_head, head_dim, n_rot, dpos.get(), 10000.0f, 0.5f, style, nullptr);
     // cosf/sinf on the device are within 2 ulp of the host's; the angles themselves are bitwise equal.
     report(std::string("rope ") + (style == kernels::rope_style::neox ? "neox" : "normal") + " n_rot " + std::to_string(n_rot),

@@ -32,12 +32,30 @@ test('an architecture tokenmill does not run names itself and the supported ones
   expect(err.message).toContain("unsupported architecture 'phi3' (supported: llama, qwen2, qwen3, gemma2, gemma3)");
 });
 
-test('Llama 3 rope frequency factors (rope_freqs.weight) are refused by name, not ignored', async () => {
-  const { writer } = buildSynthModel({ arch: 'llama', ...shape });
-  writer.addTensor('rope_freqs.weight', 'f32', [16], new Uint8Array(64));
-  const file = path.join(dir, 'rope-freqs.gguf');
-  await writer.writeFile(file);
-  const err = await loadError(file);
-  expect(err.code).toBe('gguf_unsupported');
-  expect(err.message).toContain("tensor 'rope_freqs.weight' (Llama 3 rope frequency factors) is not supported yet");
+test('rope frequency factors (rope_freqs.weight): refused on an architecture llama.cpp does not apply them to; checked on llama', async () => {
+  const factors = (values: number[]) => new Uint8Array(Float32Array.from(values).buffer);
+  const qwen = buildSynthModel({ arch: 'qwen2', ...shape });
+  qwen.writer.addTensor('rope_freqs.weight', 'f32', [16], factors(new Array<number>(16).fill(1)));
+  const qwenFile = path.join(dir, 'qwen2-rope-freqs.gguf');
+  await qwen.writer.writeFile(qwenFile);
+  const refused = await loadError(qwenFile);
+  expect(refused.code).toBe('gguf_unsupported');
+  expect(refused.message).toContain("tensor 'rope_freqs.weight' (rope frequency factors) is supported for llama models only, not qwen2");
+
+  // head dim 32: 16 pairs. A zero factor would divide every angle of its pair by zero.
+  const zero = buildSynthModel({ arch: 'llama', ...shape });
+  zero.writer.addTensor('rope_freqs.weight', 'f32', [16], factors([...new Array<number>(15).fill(1), 0]));
+  const zeroFile = path.join(dir, 'rope-freqs-zero.gguf');
+  await zero.writer.writeFile(zeroFile);
+  const bad = await loadError(zeroFile);
+  expect(bad.code).toBe('gguf_invalid');
+  expect(bad.message).toContain("tensor 'rope_freqs.weight' has factor 0.000000 at 15; rope frequency factors must be positive and finite");
+
+  const short = buildSynthModel({ arch: 'llama', ...shape });
+  short.writer.addTensor('rope_freqs.weight', 'f32', [8], factors(new Array<number>(8).fill(1)));
+  const shortFile = path.join(dir, 'rope-freqs-short.gguf');
+  await short.writer.writeFile(shortFile);
+  const wrong = await loadError(shortFile);
+  expect(wrong.code).toBe('gguf_invalid');
+  expect(wrong.message).toContain("tensor 'rope_freqs.weight' has shape [8], expected [16]");
 });

@@ -14,7 +14,7 @@ namespace tmill::kernels::ref {
 // rotate_neox(head, n_rot / 2, cos, sin) gets them once per pair.
 using rope_rotate_fn = void (*)(float * head, int64_t n, const float * cos, const float * sin);
 void rope_rows(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
-               float freq_base, float freq_scale, rope_style style, rope_rotate_fn rotate_normal,
-               rope_rotate_fn rotate_neox);
+               float freq_base, float freq_scale, const float * freq_factors, rope_style style,
+               rope_rotate_fn rotate_normal, rope_rotate_fn rotate_neox);
 
 } // namespace tmill::kernels::ref

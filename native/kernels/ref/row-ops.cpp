@@ -34,10 +34,14 @@ float rope_theta_scale(int64_t head_dim, int64_t n_rot, float freq_base) {
     return std::pow(freq_base, -2.0f / float(n_rot));
 }
 
-void rope_angles(int32_t pos, float theta_scale, float freq_scale, int64_t half, float * cos_out, float * sin_out) {
+// ggml divides the running theta by the pair's frequency factor before scaling it (rope_yarn's theta_extrap);
+// a factor of 1 divides exactly, so files without factors rotate as before.
+void rope_angles(int32_t pos, float theta_scale, float freq_scale, const float * freq_factors, int64_t half,
+                 float * cos_out, float * sin_out) {
     float theta = float(pos);
     for (int64_t i = 0; i < half; ++i) {
-        const float angle = freq_scale * theta;
+        const float ff = freq_factors ? freq_factors[i] : 1.0f;
+        const float angle = freq_scale * (theta / ff);
         cos_out[i] = std::cos(angle);
         sin_out[i] = std::sin(angle);
         theta *= theta_scale;
@@ -47,12 +51,12 @@ void rope_angles(int32_t pos, float theta_scale, float freq_scale, int64_t half,
 } // namespace
 
 void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
-          float freq_base, float freq_scale, rope_style style) {
+          float freq_base, float freq_scale, const float * freq_factors, rope_style style) {
     const float theta_scale = rope_theta_scale(head_dim, n_rot, freq_base);
     float cos_cache[k_rope_max_rot / 2], sin_cache[k_rope_max_rot / 2];  // (n_rot / 2)
     const int64_t half = n_rot / 2;
     for (int64_t r = 0; r < n_rows; ++r) {
-        rope_angles(pos[r], theta_scale, freq_scale, half, cos_cache, sin_cache);
+        rope_angles(pos[r], theta_scale, freq_scale, freq_factors, half, cos_cache, sin_cache);
         for (int64_t h = 0; h < n_head; ++h) {
             float * v = x + (r * n_head + h) * head_dim;
             for (int64_t i = 0; i < half; ++i) {
@@ -67,14 +71,14 @@ void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n
 }
 
 void rope_rows(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
-               float freq_base, float freq_scale, rope_style style, rope_rotate_fn rotate_normal,
-               rope_rotate_fn rotate_neox) {
+               float freq_base, float freq_scale, const float * freq_factors, rope_style style,
+               rope_rotate_fn rotate_normal, rope_rotate_fn rotate_neox) {
     const float theta_scale = rope_theta_scale(head_dim, n_rot, freq_base);
     const int64_t half = n_rot / 2;
     float cos1[k_rope_max_rot / 2], sin1[k_rope_max_rot / 2];   // (half)
     float cos2[k_rope_max_rot], sin2[k_rope_max_rot];           // (n_rot): normal style's doubled copies
     for (int64_t r = 0; r < n_rows; ++r) {
-        rope_angles(pos[r], theta_scale, freq_scale, half, cos1, sin1);
+        rope_angles(pos[r], theta_scale, freq_scale, freq_factors, half, cos1, sin1);
         float * row = x + r * n_head * head_dim;
         if (style == rope_style::neox) {
             for (int64_t h = 0; h < n_head; ++h) rotate_neox(row + h * head_dim, half, cos1, sin1);

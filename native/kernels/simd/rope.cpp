@@ -56,8 +56,9 @@ void rotate_neox(float * v, int64_t half, const float * cos1, const float * sin1
 } // namespace
 
 void rope(float * x, int64_t n_rows, int64_t n_head, int64_t head_dim, int64_t n_rot, const int32_t * pos,
-          float freq_base, float freq_scale, rope_style style) {
-    ref::rope_rows(x, n_rows, n_head, head_dim, n_rot, pos, freq_base, freq_scale, style, rotate_normal, rotate_neox);
+          float freq_base, float freq_scale, const float * freq_factors, rope_style style) {
+    ref::rope_rows(x, n_rows, n_head, head_dim, n_rot, pos, freq_base, freq_scale, freq_factors, style, rotate_normal,
+                   rotate_neox);
 }
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
