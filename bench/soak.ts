@@ -8,6 +8,8 @@
 // blocks still used after the clients stopped.
 //
 // Usage: npm run soak -- [--minutes 10] [--clients 64] [--model stories|tinyllama|PATH]... [--seed N]
+//   [--max-num-batched-tokens N] (the server's step budget: on a slow machine a smaller one keeps each
+//   step, and so the time between a stream's tokens, well under the 30 s hang limit)
 //   Default models: stories260K (../shared or $TOKENMILL_SHARED) and a synthetic TinyLlama-shape model
 //   (llama 2048x22, Q8_0, random weights; written once to the bench cache, like npm run bench).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,10 +19,10 @@ import path from 'node:path';
 import { makeRng } from '../lib/gguf/weights.js';
 import { ensureModel } from './model-cache.js';
 
-interface Options { minutes: number; clients: number; models: string[]; seed: number; cacheDir: string }
+interface Options { minutes: number; clients: number; models: string[]; seed: number; cacheDir: string; batchedTokens: number | null }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { minutes: 10, clients: 64, models: [], seed: Date.now() % 2 ** 31, cacheDir: process.env.TOKENMILL_BENCH_CACHE ?? path.join(os.tmpdir(), 'tokenmill-bench') };
+  const o: Options = { minutes: 10, clients: 64, models: [], seed: Date.now() % 2 ** 31, cacheDir: process.env.TOKENMILL_BENCH_CACHE ?? path.join(os.tmpdir(), 'tokenmill-bench'), batchedTokens: null };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1];
     switch (argv[i]) {
@@ -28,6 +30,7 @@ function parseArgs(argv: string[]): Options {
       case '--clients': o.clients = Number(v); i++; break;
       case '--model': o.models.push(v!); i++; break;
       case '--seed': o.seed = Number(v); i++; break;
+      case '--max-num-batched-tokens': o.batchedTokens = Number(v); i++; break;
       case '--cache-dir': o.cacheDir = path.resolve(v!); i++; break;
       default: throw new Error(`soak: unknown option ${argv[i]}`);
     }
@@ -53,10 +56,10 @@ async function modelPath(name: string, o: Options): Promise<string> {
 
 interface Server { child: ChildProcess; base: string; stderr: () => string }
 
-async function startServer(model: string, dataDir: string, template: string, keysFile: string): Promise<Server> {
+async function startServer(model: string, dataDir: string, template: string, keysFile: string, extra: string[]): Promise<Server> {
   const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'tokenmill.cjs'), 'serve', '--model', model, '--served-model-name', 'm', '--port', '0',
     '--data-dir', dataDir, '--chat-template', template, '--scheduling-policy', 'priority', '--max-model-len', '512', '--log-level', 'warning',
-    '--api-keys-file', keysFile],
+    '--api-keys-file', keysFile, ...extra],
   { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
@@ -112,22 +115,36 @@ function request(r: () => number): { body: string; priority: number } {
 // NOTE(soak hang rule): the server runs --scheduling-policy priority, which is strict (as vLLM's): a
 // waiting request never overtakes one of a lower priority value, and a running one may be preempted for
 // it and wait again. Under the soak's sustained overload a priority-1 request can therefore wait for as
-// long as more urgent requests keep coming — queued, not hung. So "30 s without progress" is judged the
-// way the contract orders the work:
+// long as more urgent requests keep coming — queued, not hung; and any request waits for a free slot
+// (--max-num-seqs) while the requests admitted before it run to their end, which on a slow model takes
+// minutes. So "30 s without progress" is judged the way the contract orders the work:
 // - the server as a whole: while any request is outstanding, some stream must receive a chunk every 30 s;
 // - a stream that has started: its clock runs while no outstanding request is more urgent (lower
-//   priority value) — it may only be kept waiting by more urgent work;
-// - a stream still waiting for its first chunk: its clock runs while it comes first in the contract's
-//   order (priority, then arrival) among the outstanding requests — it may only be kept waiting by
-//   requests the scheduler must serve before it;
+//   priority value) — only more urgent work may keep it waiting (preempted);
+// - a stream still waiting for its first chunk: its clock runs while it is first in the contract's order
+//   (priority, then arrival) among the waiting streams and the server reports no running request — with
+//   a slot free, the first in line must be admitted; and it has hung as soon as a request not more
+//   urgent that arrived 30 s or more after it gets its first chunk first (the queue order was broken:
+//   the slack covers requests whose preparation — render, tokenization — took longer than another's);
 // - a malformed body: its clock always runs (the HTTP layer answers it without the scheduler).
 // Each clock restarts at every chunk. Waits the contract excuses are counted and reported (how many
 // passed 30 s, the longest), not failed.
-interface Outstanding { priority: number; arrival: number; malformed: boolean; started: boolean; idleMs: number; waitedSince: number; hang: () => void }
+interface Outstanding {
+  priority: number;
+  arrival: number;
+  arrivedAt: number;
+  malformed: boolean;
+  started: boolean;
+  idleMs: number;
+  waitedSince: number;
+  hang: (why: string) => void;
+}
 
 class Watchdog {
   readonly live = new Set<Outstanding>();
   lastChunk = performance.now();
+  /** vllm:num_requests_running at the latest /metrics sample (the soak's 5 s sampler sets it). */
+  serverRunning = 0;
   #arrivals = 0;
   #timer: NodeJS.Timeout;
   #stalled = false;
@@ -141,8 +158,9 @@ class Watchdog {
     }, tickMs);
   }
 
-  add(priority: number, malformed: boolean, hang: () => void): Outstanding {
-    const o: Outstanding = { priority, arrival: this.#arrivals++, malformed, started: false, idleMs: 0, waitedSince: performance.now(), hang };
+  add(priority: number, malformed: boolean, hang: (why: string) => void): Outstanding {
+    const now = performance.now();
+    const o: Outstanding = { priority, arrival: this.#arrivals++, arrivedAt: now, malformed, started: false, idleMs: 0, waitedSince: now, hang };
     this.live.add(o);
     return o;
   }
@@ -150,6 +168,12 @@ class Watchdog {
   progress(o: Outstanding): void {
     const now = performance.now();
     this.#record(o, now);
+    if (!o.started) {
+      for (const x of [...this.live]) {
+        if (x === o || x.started || x.malformed || x.priority > o.priority || o.arrivedAt - x.arrivedAt < HANG_MS) continue;
+        this.#hung(x, `overtaken by a priority ${o.priority} request that arrived ${((o.arrivedAt - x.arrivedAt) / 1000).toFixed(0)} s after it`);
+      }
+    }
     o.started = true;
     o.idleMs = 0;
     o.waitedSince = now;
@@ -167,6 +191,11 @@ class Watchdog {
     this.t.longestWait = Math.max(this.t.longestWait, waited);
   }
 
+  #hung(o: Outstanding, why: string): void {
+    this.live.delete(o);
+    o.hang(why);
+  }
+
   tick(dtMs: number, now: number): void {
     if (this.live.size === 0) this.lastChunk = now;
     else if (now - this.lastChunk > HANG_MS && !this.#stalled) {
@@ -175,19 +204,18 @@ class Watchdog {
     }
     if (now - this.lastChunk <= HANG_MS) this.#stalled = false;
     let minPriority = Infinity;
-    let head: Outstanding | null = null;
+    let firstWaiting: Outstanding | null = null;
     for (const o of this.live) {
       if (o.malformed) continue;
       minPriority = Math.min(minPriority, o.priority);
-      if (!head || o.priority < head.priority || (o.priority === head.priority && o.arrival < head.arrival)) head = o;
+      if (!o.started && (!firstWaiting || o.priority < firstWaiting.priority || (o.priority === firstWaiting.priority && o.arrival < firstWaiting.arrival))) firstWaiting = o;
     }
     for (const o of [...this.live]) {
-      const watched = o.malformed || (o.started ? o.priority <= minPriority : o === head);
+      const watched = o.malformed || (o.started ? o.priority <= minPriority : o === firstWaiting && this.serverRunning === 0);
       if (!watched) continue;
       o.idleMs += dtMs;
       if (o.idleMs > HANG_MS) {
-        this.live.delete(o);
-        o.hang();
+        this.#hung(o, o.malformed ? 'no answer' : o.started ? 'no chunk while nothing more urgent was outstanding' : 'first in line with no request running');
       }
     }
   }
@@ -206,7 +234,11 @@ async function client(base: string, key: string, r: () => number, until: number,
     const started = performance.now();
     const { body, priority } = malformed ? { body: MALFORMED[Math.floor(r() * MALFORMED.length)]!, priority: 0 } : request(r);
     let phase = 'waiting for the first chunk';
-    const watch = dog.add(priority, malformed, () => controller.abort(new Error('hang')));
+    let hangWhy = '';
+    const watch = dog.add(priority, malformed, (why) => {
+      hangWhy = why;
+      controller.abort(new Error('hang'));
+    });
     try {
       const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, signal: controller.signal });
       count(String(res.status));
@@ -250,7 +282,7 @@ async function client(base: string, key: string, r: () => number, until: number,
     } catch (e) {
       const reason: unknown = controller.signal.reason;
       const message = reason instanceof Error && reason.message === 'hang' ? 'hang' : (e as Error).message;
-      if (message === 'hang') t.failures.push(`no progress for ${HANG_MS / 1000} s ${phase} (priority ${priority}): ${body.slice(0, 300)}`);
+      if (message === 'hang') t.failures.push(`hang ${phase} (priority ${priority}; ${hangWhy}): ${body.slice(0, 300)}`);
       else if ((e as Error).name !== 'AbortError') t.failures.push(`client error: ${message}`);
       controller.abort();
     } finally {
@@ -285,7 +317,7 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   const keys = Array.from({ length: o.clients }, (_, i) => `sk-soak-${o.seed}-${i}`);
   const keysFile = path.join(tmp, 'keys');
   writeFileSync(keysFile, `${keys.join('\n')}\n`, { mode: 0o600 });
-  const server = await startServer(file, path.join(tmp, 'data'), template, keysFile);
+  const server = await startServer(file, path.join(tmp, 'data'), template, keysFile, o.batchedTokens === null ? [] : ['--max-num-batched-tokens', String(o.batchedTokens)]);
   const t: Tally = { status: new Map(), refusals: new Map(), ttft: [], itl: [], failures: [], starved: 0, longestWait: 0 };
   const loadBefore = os.loadavg();
   const rss: [number, number][] = [];
@@ -294,11 +326,13 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   const until = t0 + o.minutes * 60_000;
   // The server's event-loop delay, one window per scrape (/metrics reports p50/p99/max since the last one).
   const loop: { p50: number; p99: number; max: number }[] = [];
+  const dog = new Watchdog(t);
   const sampler = setInterval(() => {
     if (server.child.exitCode !== null) return;
     rss.push([(Date.now() - t0) / 1000, rssBytes(server.child.pid!)]);
     loads.push(os.loadavg()[0]!);
     void fetch(`${server.base}/metrics`).then((r) => r.text()).then((m) => {
+      dog.serverRunning = metric(m, 'vllm:num_requests_running');
       loop.push({ p50: metric(m, 'tokenmill:event_loop_delay_p50_seconds'), p99: metric(m, 'tokenmill:event_loop_delay_p99_seconds'), max: metric(m, 'tokenmill:event_loop_delay_max_seconds') });
     }, () => undefined);
   }, 5000);
@@ -308,8 +342,7 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
     t.failures.push(`the server exited (${code ?? signal}):\n${server.stderr().slice(-2000)}`);
   };
   server.child.once('exit', onExit);
-  console.log(`soak ${name}: ${o.clients} clients for ${o.minutes} min against ${server.base} (seed ${o.seed})`);
-  const dog = new Watchdog(t);
+  console.log(`soak ${name}: ${o.clients} clients for ${o.minutes} min against ${server.base} (seed ${o.seed}${o.batchedTokens === null ? '' : `, --max-num-batched-tokens ${o.batchedTokens}`})`);
   await Promise.all(Array.from({ length: o.clients }, (_, i) => client(server.base, keys[i]!, makeRng(o.seed * 1000 + i), until, t, dog)));
   dog.close();
   clearInterval(sampler);
@@ -333,9 +366,11 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   }
   if (!idle) t.failures.push(`not idle ${HANG_MS / 1000} s after the clients stopped: ${blocks}`);
 
-  // RSS must plateau: over the last third of the run the fitted growth may not exceed 5 % of its mean.
+  // RSS must plateau: over the last third of the sampled run the fitted growth may not exceed 5 % of its mean.
   const mb = (b: number) => (b / 2 ** 20).toFixed(0);
-  const lastThird = rss.filter(([s]) => s >= (2 / 3) * o.minutes * 60);
+  // (Sampling goes on until the last client's request ended, which on a slow model is minutes past --minutes.)
+  const span = rss.length > 0 ? rss[rss.length - 1]![0] : 0;
+  const lastThird = rss.filter(([s]) => s >= (2 / 3) * span);
   const lastMean = lastThird.reduce((a, [, b]) => a + b, 0) / Math.max(1, lastThird.length);
   const growth = fittedGrowth(lastThird);
   if (lastThird.length >= 6 && growth > 0.05 * lastMean) t.failures.push(`RSS still growing: +${mb(growth)} MiB over the last third (mean ${mb(lastMean)} MiB)`);
@@ -347,7 +382,7 @@ async function soakOne(name: string, o: Options): Promise<boolean> {
   console.log(`soak ${name}: 4xx answers, most frequent first: ${refusals.join(' | ') || 'none'}`);
   console.log(`soak ${name}: TTFT p50 ${percentile(t.ttft, 50).toFixed(1)} ms, p99 ${percentile(t.ttft, 99).toFixed(1)} ms; inter-token p50 ${percentile(t.itl, 50).toFixed(1)} ms, p99 ${percentile(t.itl, 99).toFixed(1)} ms`);
   console.log(`soak ${name}: RSS MiB over time ${rss.filter((_, i) => i % Math.max(1, Math.floor(rss.length / 12)) === 0).map(([s, b]) => `${s.toFixed(0)}s:${mb(b)}`).join(' ')}; last third: mean ${mb(lastMean)}, fitted growth ${growth >= 0 ? '+' : ''}${mb(growth)} MiB (limit 5 %)`);
-  console.log(`soak ${name}: waits excused by strict priority (no chunk for > ${HANG_MS / 1000} s while more urgent work was outstanding): ${t.starved}, longest wait for a chunk ${(t.longestWait / 1000).toFixed(1)} s`);
+  console.log(`soak ${name}: waits over ${HANG_MS / 1000} s the contract excused (more urgent work outstanding, or no free slot): ${t.starved}, longest wait for a chunk ${(t.longestWait / 1000).toFixed(1)} s`);
   console.log(`soak ${name}: 1-minute load average ${loadBefore[0]!.toFixed(2)} at the start, mean ${(loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(2)} during, ${loadAfter[0]!.toFixed(2)} at the end (${os.cpus().length} CPUs)`);
   const ms = (v: number) => (v * 1000).toFixed(1);
   console.log(`soak ${name}: event-loop delay over ${loop.length} windows of 5 s: median p50 ${ms(percentile(loop.map((l) => l.p50), 50))} ms, worst p99 ${ms(Math.max(0, ...loop.map((l) => l.p99)))} ms, max ${ms(Math.max(0, ...loop.map((l) => l.max)))} ms`);
