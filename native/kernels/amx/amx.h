@@ -1,15 +1,15 @@
 // The AMX level's entries (kernels/amx/matmul-q8-0.cpp: Q8_0, Q4_0 and IQ4_NL weights; docs/kernels.md, "The
 // AMX path"). The level is the AVX-512 table with these entries replaced; kernels_for(isa_level::avx512_amx)
 // builds it, and only where cpu_features_get().amx says the CPU has AMX-TILE + AMX-INT8 and the OS granted
-// this process the tile data state.
+// this process the tile data state. These entries compute their own numerics (kernels/amx/block-step.h: an
+// exact int32 dot per 32-block, one fma per block), not the AVX-512 level's lane order, for every token count.
 #pragma once
 
 #include "kernels/kernels.h"
 
 namespace tmill::kernels {
 
-// Tokens per AMX tile: batches are cut into groups of this many; the tokens left over (and the rows left
-// over from whole 16-row groups) take the AVX-512 kernel, which gives the same bits.
+// One tile product covers up to 16 weight rows x 16 tokens x one 32-block.
 constexpr int64_t k_amx_tile_tokens = 16;
 constexpr int64_t k_amx_tile_rows = 16;
 
@@ -23,16 +23,24 @@ void fill(kernel_table & t);
 } // namespace amx
 
 // The same source against the scalar tile emulator, on SIMDe's AVX-512 (the C++ tests' build only,
-// tm_kernels_amx_emulated); its fallback is the avx512_emulated level.
+// tm_kernels_amx_emulated).
 namespace amx_emulated {
 matmul_rows_kernel matmul_q8_0;
 matmul_rows_kernel matmul_q4_0;
 matmul_rows_kernel matmul_iq4_nl;
 void fill(kernel_table & t);
 // The emulator's state on the calling thread, for the tests: whether tiles are configured (a call must
-// release them) and how many TDPBSSDs ran (a batch of 16 or more tokens must take the tiles).
+// release them) and how many TDPBSSDs ran (every call takes the tiles).
 bool tiles_configured();
 uint64_t tile_products();
 } // namespace amx_emulated
+
+// The scalar reference of these numerics (kernels/amx/reference.cpp, baseline C++): the bits the tile
+// kernels must give, and what they run when their activation buffer cannot be allocated.
+namespace amx_ref {
+matmul_rows_kernel matmul_q8_0;
+matmul_rows_kernel matmul_q4_0;
+matmul_rows_kernel matmul_iq4_nl;
+} // namespace amx_ref
 
 } // namespace tmill::kernels

@@ -1,27 +1,23 @@
-// AMX int8 matmul rows for the 32-block weights against Q8_0 activations — Q8_0, Q4_0 and IQ4_NL — for
-// prompt batches (docs/kernels.md, "The AMX path"). Compiled twice: TM_KERNELS_AMX (the instructions,
-// -mamx-tile -mamx-int8 and the AVX-512 flags) and TM_KERNELS_AMX_EMULATED (the C++ tests: the scalar tile
-// emulator and SIMDe's AVX-512).
+// AMX int8 matmul rows for the 32-block weights against Q8_0 activations — Q8_0, Q4_0 and IQ4_NL — for every
+// token count, decode included (docs/kernels.md, "The AMX path"). Compiled twice: TM_KERNELS_AMX (the
+// instructions, -mamx-tile -mamx-int8 and the AVX-512 flags) and TM_KERNELS_AMX_EMULATED (the C++ tests: the
+// scalar tile emulator and SIMDe's AVX-512).
 //
-// NOTE(amx-q8): the arithmetic is the SIMD levels' (NOTE(q8-matmul) in kernels/simd/matmul-q8-0.cpp), so a
-// row's result has the same bits whether its batch took this kernel or the AVX-512 one: per (row, token) 8
-// float lanes, lane j accumulating fma(d_w * d_x, lane_j, acc_j) block after block, where lane_j is the
-// exact int32 sum of the 4 products of block elements 4j..4j+3; at the end ((l0+l4)+(l2+l6)) +
-// ((l1+l5)+(l3+l7)) (hsum8's order). The tiles therefore must not sum the 8 lanes of a block (TDPBSSD sums
-// its K quads): each TDPBSSD takes one lane, K = one quad. A: 16 weight rows x 4 bytes — for Q8_0 read in
-// place from the GGUF rows with the row stride (no repacked copy of the weights), for Q4_0 and IQ4_NL from
-// the block's 16 rows decoded to int8 on the stack (the decoders of kernels/simd/int8-weights.h, the SIMD
-// levels' own); B: 1 row x 64 bytes, that lane of 16 tokens, from activations repacked once per call; C: 16
-// rows x 16 tokens of int32 lane sums, stored and folded into the float lanes with AVX-512 (16 tokens per
-// zmm). The SIMD levels compute Q4_0 and IQ4_NL in the same lanes and float steps as Q8_0.
+// NOTE(amx-blocks): the numerics are kernels/amx/block-step.h's, per (row, token): the exact int32 dot of each
+// 32-block, then acc = fma(d_w * d_x, float(dot), acc) in block order. One TDPBSSD computes those dots for
+// up to 16 rows x 16 tokens of one block: A = m <= 16 weight rows x 32 bytes, for Q8_0 read in place from
+// the GGUF rows (row stride = the row's bytes, the base past the block's F16 scale), for Q4_0 and IQ4_NL the
+// block's rows decoded to int8 on the stack (the decoders of kernels/simd/int8-weights.h); B = the block of
+// n <= 16 tokens in VNNI layout (8 rows of 4 n bytes: row k holds bytes 4k..4k+3 of every token), repacked
+// once per 16 tokens per call; C = m x n int32 block dots, stored and folded into per-row accumulators of
+// 16 tokens (one zmm) with the step above, lane by lane. Every token count and row range takes the tiles
+// (fewer rows or tokens: a smaller tile shape), so a row's result never depends on its batch or range.
 #if defined(TM_KERNELS_AMX_EMULATED)
 #include "kernels/simd/emulated-avx512.h"
 #define TM_AMX_LEVEL amx_emulated
-#define TM_AMX_FALLBACK avx512_emulated
 #elif defined(TM_KERNELS_AMX)
 #include <immintrin.h>
 #define TM_AMX_LEVEL amx
-#define TM_AMX_FALLBACK avx512
 #endif
 
 #include "kernels/amx/amx.h"
@@ -31,17 +27,15 @@
 #include "quant/q4-0.h"
 #include "quant/q8-0.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <new>
 
-#if defined(TM_KERNELS_AMX_EMULATED)
-namespace tmill::kernels::avx512_emulated {   // the tests' emulated AVX-512 level (test/cpp/kernel-levels.cpp)
-matmul_rows_kernel matmul_q8_0;
-matmul_rows_kernel matmul_q4_0;
-matmul_rows_kernel matmul_iq4_nl;
-}
-#endif
+// Compiled with -mfma: GCC would contract a multiply and an add into an FMA of its own choosing even through
+// the vector intrinsics (it did: a separate multiply and add in the fold below passed the bitwise tests until
+// this line). Contraction off leaves exactly the one FMA per block written here.
+#pragma GCC optimize("fp-contract=off")
 
 namespace tmill::kernels::TM_AMX_LEVEL {
 
@@ -49,31 +43,32 @@ namespace {
 
 using quant::block_q8_0;
 
-constexpr int k_lanes = quant::qk8_0 / 4;   // int32 lanes per 32-block, 4 products each
+constexpr int k_quads = quant::qk8_0 / 4;   // rows of a B tile: the block's 4-byte groups
 constexpr int k_tok = int(k_amx_tile_tokens);
 constexpr int k_rows = int(k_amx_tile_rows);
+constexpr int k_groups = 4;                 // row groups per B tile load: one C tile each (tmm4..tmm7)
 
-// One 32-block of 16 tokens, repacked: lane j's 4 bytes of token t at 64 j + 4 t (B tile j is one 64-byte
-// row), then the 16 scales as F32.
-constexpr size_t k_pack_lanes = size_t(k_lanes) * 4 * k_tok;
-constexpr size_t k_pack_block = k_pack_lanes + sizeof(float) * k_tok;
+// One 32-block of 16 tokens, repacked: byte e of quad k of token t at 64 k + 4 t + e (B's VNNI rows), then
+// the 16 activation scales as F32 (zero past the call's tokens).
+constexpr size_t k_pack_quads = size_t(k_quads) * 4 * k_tok;
+constexpr size_t k_pack_block = k_pack_quads + sizeof(float) * k_tok;
 
-// Tiles: tmm0/tmm1 weights (16 rows x 4 bytes), tmm2/tmm3 activations (1 row x 64 bytes), tmm4..tmm7 lane
-// sums (16 x 16 int32); lanes go two by two through the A/B pairs and four at a time through the C tiles.
-void configure_tiles() {
+// tmm0: B (8 rows x 4 n bytes); tmm1..tmm3: A (m rows x 32 bytes); tmm4..tmm7: C (m rows x 4 n bytes).
+void configure_tiles(int m, int n) {
     tile_config cfg;
     std::memset(&cfg, 0, sizeof cfg);
     cfg.palette_id = 1;
-    for (int i = 0; i < 2; ++i) { cfg.rows[i] = k_rows; cfg.colsb[i] = 4; }
-    for (int i = 2; i < 4; ++i) { cfg.rows[i] = 1; cfg.colsb[i] = 4 * k_tok; }
-    for (int i = 4; i < 8; ++i) { cfg.rows[i] = k_rows; cfg.colsb[i] = 4 * k_tok; }
+    cfg.rows[0] = k_quads;
+    cfg.colsb[0] = uint16_t(4 * n);
+    for (int i = 1; i < 4; ++i) { cfg.rows[i] = uint8_t(m); cfg.colsb[i] = quant::qk8_0; }
+    for (int i = 4; i < 8; ++i) { cfg.rows[i] = uint8_t(m); cfg.colsb[i] = uint16_t(4 * n); }
     TM_TILE_LOADCONFIG(&cfg);
 }
 
 // The repacked activations of one call, per thread: grown to the largest n_in once, never per step.
-// nullptr when that allocation fails (the caller then takes the AVX-512 kernel). A type of this file's own
-// (internal linkage) rather than a std::unique_ptr instantiation, which the linker could share with code
-// built without these ISA flags.
+// nullptr when that allocation fails (the caller then takes the scalar reference, which gives the same
+// bits). A type of this file's own (internal linkage) rather than a std::unique_ptr instantiation, which the
+// linker could share with code built without these ISA flags.
 struct pack_buffer {
     uint8_t * data = nullptr;
     size_t capacity = 0;
@@ -90,36 +85,36 @@ uint8_t * pack_space(size_t bytes) {
     return buf.data;
 }
 
-// Tokens x .. x + 15 (row stride xb), nb blocks each, into pack (nb * k_pack_block bytes).
-void pack_tokens(const char * x, size_t xb, int64_t nb, uint8_t * pack) {
+// Tokens x .. x + n - 1 (row stride xb, n <= 16), nb blocks each, into pack (nb * k_pack_block bytes).
+void pack_tokens(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
     for (int64_t b = 0; b < nb; ++b) {
         uint8_t * dst = pack + size_t(b) * k_pack_block;
-        float scales[k_tok];
-        for (int t = 0; t < k_tok; ++t) {
+        float scales[k_tok] = {};
+        for (int t = 0; t < n; ++t) {
             const block_q8_0 * blk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
-            for (int j = 0; j < k_lanes; ++j) std::memcpy(dst + 64 * j + 4 * t, blk->qs + 4 * j, 4);
+            for (int k = 0; k < k_quads; ++k) std::memcpy(dst + 64 * k + 4 * t, blk->qs + 4 * k, 4);
             scales[t] = _cvtsh_ss(blk->d);
         }
-        std::memcpy(dst + k_pack_lanes, scales, sizeof scales);
+        std::memcpy(dst + k_pack_quads, scales, sizeof scales);
     }
 }
 
-// Where the A tiles of one block of 16 rows come from: lane j of row r at lanes(...) + r * stride + 4 j.
+// Where the A tile of block b of m rows (w, stride wb) comes from: row r at quads(...) + r * stride.
 // Q8_0: the rows themselves.
 struct q8_0_weights {
     using block = quant::block_q8_0;
-    static const char * lanes(const char * w, size_t wb, int64_t b, int8_t (*)[quant::qk8_0], size_t & stride) {
+    static const char * quads(const char * w, size_t wb, int64_t b, int, int8_t (*)[quant::qk8_0], size_t & stride) {
         stride = wb;
         return w + size_t(b) * sizeof(block) + offsetof(block, qs);
     }
 };
 
-// The nibble formats: the block of each row decoded to its 32 int8 weights in staging (16 x 32 bytes).
+// The nibble formats: the block of each of the m rows decoded to its 32 int8 weights in staging.
 template <typename Block, __m256i (*Decode)(const uint8_t *)>
 struct decoded_weights {
     using block = Block;
-    static const char * lanes(const char * w, size_t wb, int64_t b, int8_t (*staging)[quant::qk8_0], size_t & stride) {
-        for (int r = 0; r < k_rows; ++r) {
+    static const char * quads(const char * w, size_t wb, int64_t b, int m, int8_t (*staging)[quant::qk8_0], size_t & stride) {
+        for (int r = 0; r < m; ++r) {
             const block * blk = reinterpret_cast<const block *>(w + size_t(r) * wb) + b;
             _mm256_storeu_si256(reinterpret_cast<__m256i *>(staging[r]), Decode(blk->qs));
         }
@@ -131,111 +126,129 @@ __m256i q4_0_values(const uint8_t * qs) { return _mm256_sub_epi8(nibbles32(qs), 
 using q4_0_weights = decoded_weights<quant::block_q4_0, q4_0_values>;
 using iq4_nl_weights = decoded_weights<quant::block_iq4_nl, iq4nl_levels32>;
 
-// Lane J of one block: A from the weights (lane J of 16 rows at wq + 4 J, row stride ws) into TA, B from the
-// pack into TB, their product into the zeroed C tile TC.
-#define TM_AMX_LANE(J, TA, TB, TC)               \
-    TM_TILE_LOADD(TA, wq + 4 * (J), ws);         \
-    TM_TILE_LOADD(TB, xp + 64 * (J), 64);        \
-    TM_TILE_ZERO(TC);                            \
-    TM_TILE_DPBSSD(TC, TA, TB)
-
-// Lanes J..J+3 through the two A/B pairs into C tiles 4..7, stored to sums[J..J+3].
-#define TM_AMX_FOUR_LANES(J)                     \
-    TM_AMX_LANE((J) + 0, 0, 2, 4);               \
-    TM_AMX_LANE((J) + 1, 1, 3, 5);               \
-    TM_AMX_LANE((J) + 2, 0, 2, 6);               \
-    TM_AMX_LANE((J) + 3, 1, 3, 7);               \
-    TM_TILE_STORED(4, sums[(J) + 0], 4 * k_tok); \
-    TM_TILE_STORED(5, sums[(J) + 1], 4 * k_tok); \
-    TM_TILE_STORED(6, sums[(J) + 2], 4 * k_tok); \
-    TM_TILE_STORED(7, sums[(J) + 3], 4 * k_tok)
+// Row group G's block dots: its A tile into TA, the product with B (tmm0) into the zeroed C tile TC.
+#define TM_AMX_GROUP(G, TA, TC)                                                                 \
+    do {                                                                                        \
+        size_t stride = 0;                                                                      \
+        const char * a = W::quads(w + size_t(k_rows * (G)) * wb, wb, b, m, staging[G], stride); \
+        TM_TILE_LOADD(TA, a, stride);                                                           \
+        TM_TILE_ZERO(TC);                                                                       \
+        TM_TILE_DPBSSD(TC, TA, 0);                                                              \
+    } while (0)
 
 // GCC 12 reports the deliberately undefined pass-through operand of its own _mm512_cvtepi32_ps (all lanes
 // written, mask all ones) as maybe uninitialized once inlined here.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// Rows w .. w + 15 (stride wb) x the 16 packed tokens: y[t * ldy + r]. Tiles configured by the caller.
-template <typename W>
-void tile_16x16(const char * w, size_t wb, int64_t nb, const uint8_t * pack, float * y, int64_t ldy) {
+// Groups row groups of m rows each (Groups > 1 only with m = 16), the first at w (row stride wb), x the n
+// packed tokens: y[t * ldy + 16 g + r]. Tiles configured by the caller for (m, n). The groups share each B
+// tile load and their four C tiles are independent, so their TDPBSSDs can overlap.
+template <typename W, int Groups>
+void row_groups(const char * w, size_t wb, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
     using block = typename W::block;
-    __m512 acc[k_rows][k_lanes];
-    for (auto & row : acc)
-        for (__m512 & a : row) a = _mm512_setzero_ps();
-    alignas(64) int32_t sums[k_lanes][k_rows][k_tok];   // lane j, weight row r, token t
-    alignas(64) int8_t staging[k_rows][quant::qk8_0];     // decoded weights (formats not read in place)
+    __m512 acc[Groups][k_rows];
+    for (auto & g : acc)
+        for (__m512 & a : g) a = _mm512_setzero_ps();
+    alignas(64) int32_t dots[Groups][k_rows][k_tok] = {};   // C tiles: group, row, token (past n: unused)
+    alignas(64) int8_t staging[Groups][k_rows][quant::qk8_0]; // decoded weights (formats not read in place)
     for (int64_t b = 0; b < nb; ++b) {
-        size_t ws = 0;
-        const char * wq = W::lanes(w, wb, b, staging, ws);
         const uint8_t * xp = pack + size_t(b) * k_pack_block;
-        TM_AMX_FOUR_LANES(0);
-        TM_AMX_FOUR_LANES(4);
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xp + k_pack_lanes));
-        for (int r = 0; r < k_rows; ++r) {
-            const float dw = _cvtsh_ss(reinterpret_cast<const block *>(w + size_t(r) * wb)[b].d);
-            const __m512 s = _mm512_mul_ps(_mm512_set1_ps(dw), dx);   // d_w * d_x per token, as the SIMD tiles round it
-            for (int j = 0; j < k_lanes; ++j)
-                acc[r][j] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(_mm512_loadu_si512(sums[j][r])), acc[r][j]);
+        TM_TILE_LOADD(0, xp, 4 * k_tok);
+        TM_AMX_GROUP(0, 1, 4);
+        if constexpr (Groups > 1) TM_AMX_GROUP(1, 2, 5);
+        if constexpr (Groups > 2) TM_AMX_GROUP(2, 3, 6);
+        if constexpr (Groups > 3) TM_AMX_GROUP(3, 1, 7);
+        TM_TILE_STORED(4, dots[0], 4 * k_tok);
+        if constexpr (Groups > 1) TM_TILE_STORED(5, dots[1], 4 * k_tok);
+        if constexpr (Groups > 2) TM_TILE_STORED(6, dots[2], 4 * k_tok);
+        if constexpr (Groups > 3) TM_TILE_STORED(7, dots[3], 4 * k_tok);
+        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xp + k_pack_quads));
+        for (int g = 0; g < Groups; ++g)
+            for (int r = 0; r < m; ++r) {
+                const float dw = _cvtsh_ss(reinterpret_cast<const block *>(w + size_t(k_rows * g + r) * wb)[b].d);
+                // amx_block_step (kernels/amx/block-step.h) on 16 tokens: d_w * d_x rounded, then one fma.
+                const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dw), dx);
+                acc[g][r] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[g][r])), acc[g][r]);
+            }
+    }
+    for (int g = 0; g < Groups; ++g)
+        for (int r = 0; r < m; ++r) {
+            alignas(64) float out[k_tok];
+            _mm512_store_ps(out, acc[g][r]);
+            for (int t = 0; t < n; ++t) y[t * ldy + k_rows * g + r] = out[t];
         }
-    }
-    for (int r = 0; r < k_rows; ++r) {
-        const __m512 * l = acc[r];
-        const __m512 v = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
-                                       _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
-        alignas(64) float out[k_tok];
-        _mm512_store_ps(out, v);
-        for (int t = 0; t < k_tok; ++t) y[t * ldy + r] = out[t];
-    }
 }
 
 #pragma GCC diagnostic pop
 
-#undef TM_AMX_FOUR_LANES
-#undef TM_AMX_LANE
+#undef TM_AMX_GROUP
 
-// Whole 16-token x 16-row groups on the tiles, the rest (and everything when there is no such group) through
-// the AVX-512 kernel `simd` of the same format, which gives the same bits.
+// Rows r0..r1 x every token, 16 tokens and up to 64 rows at a time; the last group of fewer than 16 rows (or
+// tokens) takes a tile shape of that many. The scalar reference (same bits) only when the pack buffer cannot
+// be allocated.
 template <typename W>
-void rows(matmul_rows_kernel * simd, const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-          int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    const int64_t tok_amx = n_tok / k_tok * k_tok;
-    const int64_t rows_amx = (r1 - r0) / k_rows * k_rows;
+void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok,
+          int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    if (n_tok <= 0 || r1 <= r0) return;
     const int64_t nb = n_in / quant::qk8_0;
-    uint8_t * pack = tok_amx > 0 && rows_amx > 0 ? pack_space(size_t(nb) * k_pack_block) : nullptr;
+    uint8_t * pack = pack_space(size_t(nb) * k_pack_block);
     if (!pack) {
-        simd(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+        reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
-    const char * wc = static_cast<const char *>(w);
+    const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
     const char * xc = static_cast<const char *>(x);
+    const int64_t full = (r1 - r0) / k_rows;
+    const int tail = int((r1 - r0) % k_rows);
     // Configured here, on the thread that runs this call, and released before returning: no tile state is
-    // left on a pool worker between calls (and none to save at a context switch).
-    configure_tiles();
-    for (int64_t t = 0; t < tok_amx; t += k_tok) {
-        pack_tokens(xc + size_t(t) * xb, xb, nb, pack);
-        for (int64_t r = r0; r < r0 + rows_amx; r += k_rows)
-            tile_16x16<W>(wc + size_t(r) * wb, wb, nb, pack, y + t * ldy + r, ldy);
+    // left on a pool worker between calls (and none to save at a context switch). A shape is loaded only when
+    // it changes (LDTILECFG also zeroes every tile).
+    int shape_m = 0, shape_n = 0;
+    auto shape = [&](int m, int n) {
+        if (m == shape_m && n == shape_n) return;
+        configure_tiles(m, n);
+        shape_m = m;
+        shape_n = n;
+    };
+    for (int64_t t = 0; t < n_tok; t += k_tok) {
+        const int n = int(std::min<int64_t>(k_tok, n_tok - t));
+        pack_tokens(xc + size_t(t) * xb, xb, n, nb, pack);
+        float * yt = y + t * ldy + r0;
+        int64_t g = 0;
+        if (full > 0) shape(k_rows, n);
+        for (; g + k_groups <= full; g += k_groups)
+            row_groups<W, k_groups>(wc + size_t(g * k_rows) * wb, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy);
+        const char * wg = wc + size_t(g * k_rows) * wb;
+        switch (full - g) {
+            case 3: row_groups<W, 3>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
+            case 2: row_groups<W, 2>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
+            case 1: row_groups<W, 1>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
+            default: break;
+        }
+        if (tail > 0) {
+            shape(tail, n);
+            row_groups<W, 1>(wc + size_t(full * k_rows) * wb, wb, tail, nb, pack, n, yt + full * k_rows, ldy);
+        }
     }
     TM_TILE_RELEASE();
-    if (r0 + rows_amx < r1) simd(w, wb, x, xb, tok_amx, n_in, r0 + rows_amx, r1, y, ldy);
-    if (tok_amx < n_tok) simd(w, wb, xc + size_t(tok_amx) * xb, xb, n_tok - tok_amx, n_in, r0, r1, y + tok_amx * ldy, ldy);
 }
 
 } // namespace
 
 void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q8_0_weights>(TM_AMX_FALLBACK::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<q8_0_weights>(amx_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q4_0_weights>(TM_AMX_FALLBACK::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<q4_0_weights>(amx_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                    int64_t r1, float * y, int64_t ldy) {
-    rows<iq4_nl_weights>(TM_AMX_FALLBACK::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<iq4_nl_weights>(amx_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void fill(kernel_table & t) {
