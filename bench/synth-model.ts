@@ -1,6 +1,7 @@
-// Synthetic llama-family GGUF models (llama, qwen2, qwen3, gemma2, gemma3) with random weights of one weight type, for
+// Synthetic llama-family GGUF models (llama, qwen2, qwen3, gemma2, gemma3, phi3) with random weights of one weight type, for
 // parity tests against llama.cpp and for benchmarks. The tensor names, shapes and metadata keys are the
-// ones llama.cpp's loader expects, so the same file loads in tokenmill and in node-llama-cpp.
+// ones llama.cpp's loader expects, so the same file loads in tokenmill and in node-llama-cpp. phi3 writes its
+// fused tensors: attn_qkv (Q, K, V rows in that order) and ffn_up holding the gate rows then the up rows.
 //
 // NOTE(synth-model): activations stay sane by construction — norm weights are 1 ± 0.1, projection
 // matrices have entries of scale 1/sqrt(n_in) (so a matmul keeps the magnitude of its input), token
@@ -20,7 +21,7 @@ import { copyTokenizerMetadata } from '../test/helpers/gguf-reader.js';
 import { writeBuiltinVocab, type BuiltinVocab } from './synth-vocab.js';
 import { randomKQuantZeroMean } from './synth-weights.js';
 
-export type SynthArch = 'llama' | 'qwen2' | 'qwen3' | 'gemma2' | 'gemma3';
+export type SynthArch = 'llama' | 'qwen2' | 'qwen3' | 'gemma2' | 'gemma3' | 'phi3';
 export type SynthType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'IQ4_NL' | 'Q2_K' |
   'Q3_K' | 'Q4_K' | 'Q5_K' | 'Q6_K' | 'IQ4_XS';
 // The later additions come last, so each model's seed (from its index here) stays what it was.
@@ -50,9 +51,9 @@ export interface SynthModelOptions {
   chatTemplate?: boolean;
   /** No output.weight: the output projection reuses token_embd. Default false. */
   tiedOutput?: boolean;
-  /** Default 10000 for llama, 1e6 for qwen2/qwen3. */
+  /** Default 10000 for llama and phi3, 1e6 for the others. */
   ropeFreqBase?: number;
-  /** Default 1e-5 for llama, 1e-6 for the others. */
+  /** Default 1e-5 for llama and phi3, 1e-6 for the others. */
   rmsEps?: number;
   /** gemma2/gemma3: attention.sliding_window (default 4096 for gemma2, 512 for gemma3). */
   slidingWindow?: number;
@@ -99,7 +100,8 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
     if (n % block !== 0) throw new Error(`synth model: ${name} = ${n} is not a multiple of ${block}, the ${o.type} block size`);
   }
   const arch = o.arch;
-  const qwen = arch !== 'llama';   // qwen and gemma share the 1e6 rope base and 1e-6 norm epsilon defaults
+  // qwen and gemma share the 1e6 rope base and 1e-6 norm epsilon defaults; phi3 has llama's
+  const qwen = arch !== 'llama' && arch !== 'phi3';
   const gemma = arch === 'gemma2' || arch === 'gemma3';
   const rng = makeRng(o.seed);
   const w = new GGUFWriter();
@@ -119,7 +121,7 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
   }
   w.set(`${arch}.attention.layer_norm_rms_epsilon`, gv.f32(o.rmsEps ?? (qwen ? 1e-6 : 1e-5)));
   w.set(`${arch}.rope.freq_base`, gv.f32(o.ropeFreqBase ?? (qwen ? 1e6 : 10000)));
-  if (arch === 'llama') w.set('llama.rope.dimension_count', gv.u32(headDim));
+  if (arch === 'llama' || arch === 'phi3') w.set(`${arch}.rope.dimension_count`, gv.u32(headDim));
   if (gemma) w.set(`${arch}.attention.sliding_window`, gv.u32(o.slidingWindow ?? (arch === 'gemma2' ? 4096 : 512)));
 
   const vocab = o.vocab ?? 'spm';
@@ -134,10 +136,18 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
   }
 
   // A weight matrix of the model's type: ne = [n_in, n_out], entries of scale 1/sqrt(n_in).
-  const matrix = (name: string, nIn: number, nOut: number, scale = 1 / Math.sqrt(nIn)) =>
-    w.addTensor(name, wtype, [nIn, nOut], wtype === 'q4_k' || wtype === 'q5_k'
-      ? randomKQuantZeroMean(wtype === 'q4_k' ? 4 : 5, nIn * nOut, rng, scale)
-      : randomTensorData(wtype, [nIn, nOut], rng, scale));
+  const matrixData = (nIn: number, nOut: number, scale = 1 / Math.sqrt(nIn)) => wtype === 'q4_k' || wtype === 'q5_k'
+    ? randomKQuantZeroMean(wtype === 'q4_k' ? 4 : 5, nIn * nOut, rng, scale)
+    : randomTensorData(wtype, [nIn, nOut], rng, scale);
+  const matrix = (name: string, nIn: number, nOut: number, scale?: number) => w.addTensor(name, wtype, [nIn, nOut], matrixData(nIn, nOut, scale));
+  // Matrices of the same n_in stacked (rows of the first, then of the next), as phi3's fused tensors are.
+  const fused = (name: string, nIn: number, nOuts: number[]) => {
+    const parts = nOuts.map((n) => matrixData(nIn, n));
+    const data = new Uint8Array(parts.reduce((s, d) => s + d.length, 0));
+    let at = 0;
+    for (const d of parts) { data.set(d, at); at += d.length; }
+    w.addTensor(name, wtype, [nIn, nOuts.reduce((a, b) => a + b, 0)], data);
+  };
   // A 1-D F32 vector: mean + N(0, spread).
   const vector = (name: string, n: number, mean: number, spread: number) => {
     const data = new Float32Array(randomTensorData('f32', [n], rng, spread).buffer);
@@ -151,9 +161,13 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
   for (let il = 0; il < o.nLayer; il++) {
     const p = `blk.${il}.`;
     vector(p + 'attn_norm.weight', o.nEmbd, 1, 0.1);
-    matrix(p + 'attn_q.weight', o.nEmbd, nQ);
-    matrix(p + 'attn_k.weight', o.nEmbd, nKv);
-    matrix(p + 'attn_v.weight', o.nEmbd, nKv);
+    if (arch === 'phi3') {
+      fused(p + 'attn_qkv.weight', o.nEmbd, [nQ, nKv, nKv]);
+    } else {
+      matrix(p + 'attn_q.weight', o.nEmbd, nQ);
+      matrix(p + 'attn_k.weight', o.nEmbd, nKv);
+      matrix(p + 'attn_v.weight', o.nEmbd, nKv);
+    }
     if (arch === 'qwen2') {
       vector(p + 'attn_q.bias', nQ, 0, 0.1);
       vector(p + 'attn_k.bias', nKv, 0, 0.1);
@@ -166,8 +180,12 @@ export function buildSynthModel(o: SynthModelOptions): { writer: GGUFWriter; nVo
     matrix(p + 'attn_output.weight', nQ, o.nEmbd);
     if (gemma) vector(p + 'post_attention_norm.weight', o.nEmbd, 1, 0.1);
     vector(p + 'ffn_norm.weight', o.nEmbd, 1, 0.1);
-    matrix(p + 'ffn_gate.weight', o.nEmbd, o.nFf);
-    matrix(p + 'ffn_up.weight', o.nEmbd, o.nFf);
+    if (arch === 'phi3') {
+      fused(p + 'ffn_up.weight', o.nEmbd, [o.nFf, o.nFf]);
+    } else {
+      matrix(p + 'ffn_gate.weight', o.nEmbd, o.nFf);
+      matrix(p + 'ffn_up.weight', o.nEmbd, o.nFf);
+    }
     matrix(p + 'ffn_down.weight', o.nFf, o.nEmbd);
     if (gemma) vector(p + 'post_ffw_norm.weight', o.nEmbd, 1, 0.1);
   }

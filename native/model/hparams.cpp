@@ -67,6 +67,7 @@ const char * model_arch_name(model_arch arch) {
         case model_arch::qwen3: return "qwen3";
         case model_arch::gemma2: return "gemma2";
         case model_arch::gemma3: return "gemma3";
+        case model_arch::phi3: return "phi3";
     }
     return "llama";
 }
@@ -91,9 +92,12 @@ hparams hparams_load(const gguf::file & file) {
     } else if (hp.arch_name == "gemma3") {
         hp.arch = model_arch::gemma3;
         hp.rope = rope_style::neox;
+    } else if (hp.arch_name == "phi3") {
+        hp.arch = model_arch::phi3;
+        hp.rope = rope_style::neox;
     } else {
         throw error(error_code::gguf_unsupported, file.path() + ": unsupported architecture '" + hp.arch_name +
-                                                      "' (supported: llama, qwen2, qwen3, gemma2, gemma3)");
+                                                      "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
     }
 
     const reader r{file, hp.arch_name};
@@ -142,6 +146,9 @@ hparams hparams_load(const gguf::file & file) {
     hp.rope_orig_ctx = r.optional_u32("rope.scaling.original_context_length", hp.n_ctx_train);
 
     if (hp.arch == model_arch::gemma2 || hp.arch == model_arch::gemma3) gemma_load(r, hp);
+    // phi3 scales the queries by 1/sqrt(head_dim) after rope and attends with scale 1 (llama.cpp's order). Its
+    // attention.sliding_window is ignored, as llama.cpp's loader ignores it for phi3: every layer is global.
+    if (hp.arch == model_arch::phi3) hp.attn_q_scale = 1.0f / std::sqrt(float(hp.head_dim));
 
     const auto tokens = file.get_string_array("tokenizer.ggml.tokens");
     hp.n_vocab = r.optional_u32("vocab_size", tokens ? uint32_t(tokens->size()) : 0);

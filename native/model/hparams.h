@@ -8,7 +8,7 @@
 
 namespace tmill {
 
-enum class model_arch { llama, qwen2, qwen3, gemma2, gemma3 };
+enum class model_arch { llama, qwen2, qwen3, gemma2, gemma3, phi3 };
 enum class rope_style { normal, neox };   // normal: rotate adjacent pairs; neox: rotate halves
 enum class rope_scaling { none, linear, yarn };
 enum class ffn_activation { silu, gelu };   // the gated FFN's activation: silu(gate) * up or gelu(gate) * up

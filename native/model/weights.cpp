@@ -13,6 +13,14 @@ std::string shape_str(int64_t a, int64_t b) {
     return b == 0 ? "[" + std::to_string(a) + "]" : "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
 }
 
+// Rows [first, first + count) of w: a view into a fused tensor (phi3's attn_qkv, its gate-and-up ffn_up).
+weight rows_of(const weight & w, int64_t first, int64_t count) {
+    weight v = w;
+    v.data = w.data + size_t(first) * w.row_bytes;
+    v.n_rows = count;
+    return v;
+}
+
 class binder {
 public:
     binder(const gguf::shard_set & f) : files_(f) {}
@@ -68,6 +76,13 @@ model_weights weights_load(const gguf::shard_set & files, const hparams & hp) {
     const int64_t n_q = int64_t(hp.n_head) * hp.head_dim, n_kv = int64_t(hp.n_head_kv) * hp.head_dim;
     const bool qwen2 = hp.arch == model_arch::qwen2;
     const bool qk_norm = hp.arch == model_arch::qwen3 || hp.arch == model_arch::gemma3;
+    const bool phi3 = hp.arch == model_arch::phi3;
+    // Phi-3's 128k models scale rope by position-dependent long/short factors (longrope); without them the
+    // model would run quietly wrong.
+    for (const char * name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+        TM_CHECK(files.find_tensor(name) == nullptr, gguf_unsupported,
+                 file.path() + ": tensor '" + name + "' (phi3 longrope scaling) is not supported");
+    }
     model_weights w;
     // Llama 3.1+ rope frequency factors (llama.cpp applies them to the llama family only). Another architecture
     // carrying them would run quietly wrong without them, so it is refused.
@@ -96,9 +111,17 @@ model_weights weights_load(const gguf::shard_set & files, const hparams & hp) {
         const std::string p = "blk." + std::to_string(il) + ".";
         layer_weights & l = w.layers[il];
         l.attn_norm = b.bind(p + "attn_norm.weight", n_embd, 0, true, true);
-        l.wq = b.bind(p + "attn_q.weight", n_embd, n_q, true, false);
-        l.wk = b.bind(p + "attn_k.weight", n_embd, n_kv, true, false);
-        l.wv = b.bind(p + "attn_v.weight", n_embd, n_kv, true, false);
+        // phi3 stores Q, K and V as the rows of one attn_qkv (converters may also split it).
+        const weight qkv = phi3 ? b.bind(p + "attn_qkv.weight", n_embd, n_q + 2 * n_kv, false, false) : weight{};
+        if (qkv.present()) {
+            l.wq = rows_of(qkv, 0, n_q);
+            l.wk = rows_of(qkv, n_q, n_kv);
+            l.wv = rows_of(qkv, n_q + n_kv, n_kv);
+        } else {
+            l.wq = b.bind(p + "attn_q.weight", n_embd, n_q, true, false);
+            l.wk = b.bind(p + "attn_k.weight", n_embd, n_kv, true, false);
+            l.wv = b.bind(p + "attn_v.weight", n_embd, n_kv, true, false);
+        }
         l.bq = b.bind(p + "attn_q.bias", n_q, 0, qwen2, true);
         l.bk = b.bind(p + "attn_k.bias", n_kv, 0, qwen2, true);
         l.bv = b.bind(p + "attn_v.bias", n_kv, 0, qwen2, true);
@@ -107,8 +130,15 @@ model_weights weights_load(const gguf::shard_set & files, const hparams & hp) {
         l.wo = b.bind(p + "attn_output.weight", n_q, n_embd, true, false);
         l.attn_post_norm = b.bind(p + "post_attention_norm.weight", n_embd, 0, hp.post_norms, true);
         l.ffn_norm = b.bind(p + "ffn_norm.weight", n_embd, 0, true, true);
-        l.w_gate = b.bind(p + "ffn_gate.weight", n_embd, n_ff, true, false);
-        l.w_up = b.bind(p + "ffn_up.weight", n_embd, n_ff, true, false);
+        if (phi3) {
+            // ffn_up holds the gate rows, then the up rows (ggml_swiglu's halves).
+            const weight gate_up = b.bind(p + "ffn_up.weight", n_embd, 2 * n_ff, true, false);
+            l.w_gate = rows_of(gate_up, 0, n_ff);
+            l.w_up = rows_of(gate_up, n_ff, n_ff);
+        } else {
+            l.w_gate = b.bind(p + "ffn_gate.weight", n_embd, n_ff, true, false);
+            l.w_up = b.bind(p + "ffn_up.weight", n_embd, n_ff, true, false);
+        }
         l.w_down = b.bind(p + "ffn_down.weight", n_ff, n_embd, true, false);
         l.ffn_post_norm = b.bind(p + "post_ffw_norm.weight", n_embd, 0, hp.post_norms, true);
     }

@@ -24,12 +24,12 @@ async function loadError(file: string): Promise<Error & { code?: string }> {
 
 test('an architecture tokenmill does not run names itself and the supported ones', async () => {
   const { writer } = buildSynthModel({ arch: 'llama', ...shape });
-  writer.set('general.architecture', gv.string('phi3'));
-  const file = path.join(dir, 'phi3.gguf');
+  writer.set('general.architecture', gv.string('falcon'));
+  const file = path.join(dir, 'falcon.gguf');
   await writer.writeFile(file);
   const err = await loadError(file);
   expect(err.code).toBe('gguf_unsupported');
-  expect(err.message).toContain("unsupported architecture 'phi3' (supported: llama, qwen2, qwen3, gemma2, gemma3)");
+  expect(err.message).toContain("unsupported architecture 'falcon' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
 });
 
 test('rope frequency factors (rope_freqs.weight): refused on an architecture llama.cpp does not apply them to; checked on llama', async () => {
@@ -58,4 +58,14 @@ test('rope frequency factors (rope_freqs.weight): refused on an architecture lla
   const wrong = await loadError(shortFile);
   expect(wrong.code).toBe('gguf_invalid');
   expect(wrong.message).toContain("tensor 'rope_freqs.weight' has shape [8], expected [16]");
+});
+
+test('phi3 with longrope factors (rope_factors_long/short, the 128k models) is refused by name', async () => {
+  const { writer } = buildSynthModel({ arch: 'phi3', ...shape });
+  writer.addTensor('rope_factors_long.weight', 'f32', [16], new Uint8Array(Float32Array.from(new Array<number>(16).fill(1)).buffer));
+  const file = path.join(dir, 'phi3-longrope.gguf');
+  await writer.writeFile(file);
+  const err = await loadError(file);
+  expect(err.code).toBe('gguf_unsupported');
+  expect(err.message).toContain("tensor 'rope_factors_long.weight' (phi3 longrope scaling) is not supported");
 });
