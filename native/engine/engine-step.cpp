@@ -90,6 +90,13 @@ void engine_impl::admit(engine_request && request) {
         sp.external_tokens = request.use_beam_search;
         a->req = std::move(request);
         if (a->req.use_beam_search) admit_beam(*a);
+        // A prompt larger than the whole KV pool is refused now, not queued: in the queue it would wait
+        // behind every request blocked ahead of it. Each choice ends with the error and its usage.
+        const std::string refusal = scheduler_.refusal_for_prompt(n_prompt);
+        if (!refusal.empty()) {
+            finish_all(*a, engine_finish::error, "invalid_argument", refusal);
+            return;
+        }
         scheduler_.submit(std::move(sp));
         n_prompt_tokens_ += uint64_t(n_prompt);
         active_.emplace(id, std::move(a));
@@ -176,9 +183,9 @@ void engine_impl::score_prompt_rows(int32_t first, int32_t count) {
 void engine_impl::step() {
     scheduler_.schedule(plan_);
     for (const sched::rejected_request & rej : plan_.rejected) {
-        // Every live choice ends with the error, with its usage: besides a prompt larger than the pool,
-        // this is an n > 1 request preempted after its choices forked (recomputed, they no longer share
-        // the prompt's blocks), whose choices have already streamed tokens.
+        // A running request that outgrew the pool (admission refuses a prompt larger than it): mostly an
+        // n > 1 request preempted after its choices forked (recomputed, they no longer share the prompt's
+        // blocks). Every live choice ends with the error, with its usage: they have streamed tokens.
         finish_all(*active_.at(rej.request_id), engine_finish::error, "invalid_argument", rej.message);
         active_.erase(rej.request_id);
     }

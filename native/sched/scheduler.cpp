@@ -39,6 +39,8 @@ void scheduler::submit(request_params p) {
     TM_CHECK(p.n_max_tokens >= 0, invalid_argument, "scheduler: negative n_max_tokens");
     TM_CHECK(requests_.find(p.id) == requests_.end(), invalid_argument,
              "scheduler: request id " + std::to_string(p.id) + " is already live");
+    const std::string refusal = refusal_for_prompt(static_cast<int32_t>(p.prompt.size()));
+    TM_CHECK(refusal.empty(), invalid_argument, refusal);
     auto r = std::make_unique<request>();
     r->id = p.id;
     r->priority = p.priority;
@@ -166,6 +168,16 @@ void scheduler::running_remove(const request * r) {
     running_.erase(it);
 }
 
+std::string scheduler::refusal(int32_t n_blocks_needed) const {
+    if (n_blocks_needed <= pool_.n_blocks()) return std::string();
+    return "request needs " + std::to_string(n_blocks_needed) + " KV blocks but the pool has only " +
+           std::to_string(pool_.n_blocks());
+}
+
+std::string scheduler::refusal_for_prompt(int32_t n_prompt) const {
+    return refusal(kv::blocks_for(n_prompt, params_.block_size));
+}
+
 int32_t scheduler::blocks_needed_alone(const request & r) const {
     int32_t n = 0;
     for (const auto & s : r.seqs) {
@@ -258,7 +270,9 @@ scheduler::seq_result scheduler::plan_sequence(plan_state & st, request * r, int
     return seq_result::scheduled;
 }
 
-// Frees the victim's blocks on the shadow (including any planned this step) and drops its entries.
+// Frees the victim's blocks on the shadow (including any planned this step) and drops its entries. A
+// victim that could not run again even alone (it outgrew the pool) is rejected now instead of queued,
+// so no waiting request can ever be one that never fits (see submit()).
 void scheduler::plan_preempt(plan_state & st, request * victim, step_plan & plan) {
     for (auto & s : victim->seqs) {
         if (s.finished) continue;
@@ -273,9 +287,15 @@ void scheduler::plan_preempt(plan_state & st, request * victim, step_plan & plan
             shadow_.unref_all(s.blocks.data(), static_cast<int32_t>(s.blocks.size()));
         }
     }
+    st.preempted_any = true;
+    std::string refused = refusal(blocks_needed_alone(*victim));
+    if (!refused.empty()) {
+        plan.ops.push_back({plan_op_kind::reject, victim, nullptr, -1});
+        plan.rejected.push_back({victim->id, std::move(refused)});
+        return;
+    }
     plan.ops.push_back({plan_op_kind::preempt, victim, nullptr, -1});
     plan.preempted.push_back(victim->id);
-    st.preempted_any = true;
 }
 
 void scheduler::schedule(step_plan & plan) {
@@ -307,12 +327,6 @@ void scheduler::schedule(step_plan & plan) {
         for (size_t i = 0; i < st.live_end; ++i) n_live += running_[i]->n_live_seqs();
         for (size_t qi = 0; qi < waiting_->size(); ++qi) {
             request * w = waiting_->at(qi);
-            if (blocks_needed_alone(*w) > pool_.n_blocks()) {
-                plan.ops.push_back({plan_op_kind::reject, w, nullptr, -1});
-                plan.rejected.push_back({w->id, "request needs " + std::to_string(blocks_needed_alone(*w)) +
-                                                    " KV blocks but the pool has only " + std::to_string(pool_.n_blocks())});
-                continue;
-            }
             if (st.budget <= 0) break;
             const int32_t k = w->forked ? w->n_live_seqs() : w->n_seqs_target;
             if (n_live + k > params_.max_num_seqs) break;
@@ -406,7 +420,7 @@ void scheduler::commit(const step_plan & plan, const int32_t * sampled, int32_t 
                 running_insert(op.req);
                 break;
             case plan_op_kind::reject: {
-                waiting_->remove(op.req);
+                running_remove(op.req);
                 release_blocks(*op.req);
                 requests_.erase(op.req->id);
                 break;

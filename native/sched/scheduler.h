@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -51,8 +52,13 @@ public:
     // pre: n_blocks >= 1, block_size >= 1, max_num_seqs >= 1, max_num_batched_tokens >= 1.
     explicit scheduler(const scheduler_params & params);
 
-    // Queues a request. pre: id not live, prompt non-empty, 1 <= n_seqs <= max_num_seqs.
+    // Queues a request. pre: id not live, prompt non-empty, 1 <= n_seqs <= max_num_seqs, and the prompt
+    // fits the whole pool (refusal_for_prompt() is empty); throws invalid_argument otherwise.
     void submit(request_params params);
+    // Why a prompt of n_prompt tokens can never run (it needs more blocks than the whole pool has, so no
+    // preemption can make room), or "" when it fits. The engine asks before submit() and refuses such a
+    // request at once: queued, it would wait behind every request blocked ahead of it.
+    std::string refusal_for_prompt(int32_t n_prompt) const;
     // Frees all blocks of a waiting or running request and forgets it; false when unknown (idempotent).
     bool abort(uint64_t id);
     // The engine finished the request (stop, length, ...): same as abort, full blocks stay cached.
@@ -91,6 +97,7 @@ private:
     seq_result plan_sequence(plan_state & st, request * r, int32_t seq_index, step_plan & plan);
     void plan_preempt(plan_state & st, request * victim, step_plan & plan);
     int32_t blocks_needed_alone(const request & r) const;
+    std::string refusal(int32_t n_blocks_needed) const;
     void running_insert(request * r);
     void running_remove(const request * r);
     void release_blocks(request & r);

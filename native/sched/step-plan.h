@@ -37,7 +37,7 @@ struct block_copy {
 
 struct rejected_request {
     uint64_t request_id = 0;
-    std::string message;            // why it can never run (e.g. larger than the whole KV pool)
+    std::string message;            // why it can never run again (it outgrew the whole KV pool)
 };
 
 // Pool operations recorded while planning on the shadow pool and replayed by commit() in order.

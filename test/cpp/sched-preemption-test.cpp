@@ -51,20 +51,41 @@ TM_TEST("sched: fcfs preempts the newest running request") {
     CHECK(!d.finish_order.empty() && d.finish_order.front() == 1);
 }
 
-TM_TEST("sched: a request larger than the whole pool gets an error and the others finish") {
+TM_TEST("sched: a request larger than the whole pool is refused at submit, one that outgrows it when preempted") {
     scheduler s(make_params(8, 8, 64));
     driver d(s);
-    d.submit(1, make_prompt(30, 20), 10);
-    d.submit(2, make_prompt(31, 200), 10); // 13 blocks > 8: can never run
+    // 13 blocks > 8: never queued (queued, it would wait behind any request blocked ahead of it)
+    CHECK_EQ(s.refusal_for_prompt(200), std::string("request needs 13 KV blocks but the pool has only 8"));
+    CHECK(s.refusal_for_prompt(128).empty());
+    CHECK_THROWS_CODE(d.submit(2, make_prompt(31, 200), 10), invalid_argument);
+    CHECK(s.find(2) == nullptr);
     d.submit(3, make_prompt(32, 120), 30); // fits, but outgrows the pool while decoding
+    // Request 3 needs a 9th block for its 129th token: it is rejected in the step that would preempt it
+    // (recomputed alone it could not run either), never queued again.
+    bool rejected = false;
+    for (int i = 0; i < 200 && !rejected; ++i) {
+        tmill::sched::step_plan plan;
+        s.schedule(plan);
+        for (const auto & rej : plan.rejected) {
+            CHECK_EQ(rej.request_id, uint64_t(3));
+            CHECK_EQ(rej.message, std::string("request needs 9 KV blocks but the pool has only 8"));
+            CHECK(plan.preempted.empty());
+            CHECK_EQ(int32_t(s.find(3)->seqs[0].tokens.size()), 129);
+            rejected = true;
+        }
+        auto sampled = d.model.run(plan);
+        s.commit(plan, sampled.data(), int32_t(sampled.size()));
+    }
+    CHECK(rejected);
+    CHECK(s.find(3) == nullptr);
+    CHECK_EQ(s.stats().n_waiting + s.stats().n_running, 0);
+    CHECK_EQ(s.pool().n_free(), 8);
+    d.submit(1, make_prompt(30, 20), 10); // the scheduler keeps serving
     d.submit(4, make_prompt(33, 20), 10);
     CHECK(d.run(5000));                    // no deadlock
-    CHECK(d.errors.count(2) == 1);
-    CHECK(d.errors.count(3) == 1);
-    CHECK(d.errors.count(1) == 0 && d.errors.count(4) == 0);
+    CHECK(d.errors.empty());
     CHECK((d.out[{1, 0}] == reference_output(make_prompt(30, 20), 10)));
     CHECK((d.out[{4, 0}] == reference_output(make_prompt(33, 20), 10)));
-    CHECK(s.find(2) == nullptr && s.find(3) == nullptr);
     CHECK_EQ(s.pool().n_free(), 8);
 }
 

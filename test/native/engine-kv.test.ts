@@ -123,4 +123,35 @@ describe('aborts and oversized requests', () => {
     expect(fine.tokens.length).toBe(8);
     await engine.close();
   });
+
+  it('a request larger than the pool is refused at once, not after the requests queued ahead of it', async () => {
+    // 32 tokens a step: the 608-token prompt's prefill takes every step's whole budget for 19 steps, so the
+    // small request submitted after it waits. Before the fix the refused request was queued behind that
+    // one (admission stops at the first request without budget) and refused only after the long prompt's
+    // first token, one step after its prefill.
+    const engine = await Engine.create(model, { kvCacheMemory: 100 * blockBytes, threads: 1, maxNumBatchedTokens: 32, enablePrefixCaching: false });
+    try {
+      const [long, tooBig] = [prompts(1, 608, 608, 512, 8)[0]!, prompts(1, 1700, 1700, 512, 9)[0]!]; // 107 blocks > 100
+      expect(engine.maxModelLen).toBeGreaterThan(tooBig.length); // refused for the pool, not the context
+      let streamed = 0;
+      const count = async (promptTokens: number[]): Promise<void> => {
+        for await (const ev of engine.generate({ promptTokens, maxTokens: 4, temperature: 0, ignoreEos: true })) streamed += ev.tokenIds.length;
+      };
+      const running = [count(long), count([1, 403])];
+      const refused = await collect(engine, { promptTokens: tooBig, maxTokens: 4 });
+      expect(streamed).toBe(0);
+      expect(refused.events).toHaveLength(1);
+      expect(refused.last).toMatchObject({
+        finishReason: 'error',
+        done: true,
+        usage: { promptTokens: 1700, completionTokens: 0, cachedTokens: 0 },
+      });
+      expect(refused.last.error?.code).toBe('invalid_argument');
+      expect(refused.last.error?.message).toBe('request needs 107 KV blocks but the pool has only 100');
+      await Promise.all(running);
+      expect(streamed).toBe(8);
+    } finally {
+      await engine.close();
+    }
+  });
 });
