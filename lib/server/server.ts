@@ -4,7 +4,8 @@
 // bodies on a worker, body-parse.ts) → route handler. Draining stops accepting, lets running requests finish up to a timeout, then aborts them
 // (each ends with finish_reason 'abort': a stream still gets its final chunks and [DONE]), destroys the
 // sockets of whatever has not ended a few seconds later, and flushes usage before closing the
-// database.
+// database once every request's handler settled (it has counted its usage then). Each wait is for the
+// requests in flight to end (in-flight.ts), never a poll or a fixed sleep.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,6 +19,7 @@ import { openApiDocument } from './openapi.js';
 import { RateLimiter } from './rate-limit.js';
 import { errorResponse, handleChat } from './chat-route.js';
 import { HttpError, isJsonContentType, readBody, sendError, sendJson, sendValidation } from './http-io.js';
+import { InFlight } from './in-flight.js';
 import { handleTrajectoryLog } from './log-route.js';
 import { ModelMetrics, renderMetrics } from './metrics.js';
 import { uncaughtCounts } from './last-resort.js';
@@ -35,7 +37,10 @@ export interface TokenmillServer extends http.Server {
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warning: 30, error: 40 };
 const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
-/** How long aborted requests get to write their last chunks when the drain timeout ran out. */
+/**
+ * How long aborted requests get to write their last chunks when the drain timeout ran out, and then how
+ * long the handlers of the requests whose sockets were destroyed get to count their usage.
+ */
 const ABORT_GRACE_MS = 3_000;
 /** How long a database write waits for another process's lock before the log endpoint answers 503. */
 const STORE_BUSY_TIMEOUT_MS = 250;
@@ -108,6 +113,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
   };
   store();
   const active = new Set<ServerResponse>();
+  const inFlight = new InFlight();
   let openapi: string | null = null;
   // Aborted when the drain timeout runs out: running chat requests end with finish_reason 'abort'.
   const stopping = new AbortController();
@@ -243,8 +249,11 @@ export function createServer(options: ServerOptions): TokenmillServer {
     const requestId = typeof incoming === 'string' && incoming.length > 0 && incoming.length <= 256 ? incoming : randomUUID();
     res.setHeader('X-Request-Id', requestId);
     active.add(res);
-    res.once('close', () => active.delete(res));
-    handle(req, res, requestId).catch((error: unknown) => {
+    const ended = new Promise<void>((resolve) => res.once('close', () => {
+      active.delete(res);
+      resolve();
+    }));
+    const handled = handle(req, res, requestId).catch((error: unknown) => {
       const [status, body] = errorResponse(error);
       if (status >= 500) log('error', `request ${requestId}: ${String((error as Error)?.stack ?? error)}`);
       if (res.headersSent) {
@@ -257,6 +266,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
       else sendJson(res, status, body, extra);
       if (extra.Connection === 'close') res.once('finish', () => req.socket.destroy());
     });
+    inFlight.track([handled, ended]);
   }) as TokenmillServer;
   server.headersTimeout = Math.min(60_000, options.requestTimeoutMs ?? 60_000);
 
@@ -279,20 +289,18 @@ export function createServer(options: ServerOptions): TokenmillServer {
       drained = (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        const deadline = Date.now() + timeoutMs;
-        const settle = async (until: number): Promise<void> => {
-          while (active.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-        };
-        await settle(deadline);
-        // Out of time: abort what still runs, so each stream gets its final chunks and [DONE] (and each
-        // request its usage); only what does not end within a few more seconds is cut off.
-        stopping.abort();
-        await settle(Date.now() + ABORT_GRACE_MS);
+        if (!(await inFlight.idle(timeoutMs))) {
+          // Out of time: abort what still runs, so each stream gets its final chunks and [DONE] (and each
+          // request its usage); only what does not end within a few more seconds is cut off.
+          stopping.abort();
+          await inFlight.idle(ABORT_GRACE_MS);
+        }
         for (const res of active) res.destroy();
         server.closeAllConnections();
         await closed;
-        // Give aborted requests a moment to report their usage before the final flush.
-        await new Promise((r) => setTimeout(r, 50));
+        // A handler whose socket was destroyed (here or by its client) ends its engine request and counts
+        // its usage after its response closed: the final flush waits for that.
+        await inFlight.idle(ABORT_GRACE_MS);
         closeStore();
       })();
       return drained;

@@ -17,7 +17,8 @@ import { workPool } from '../../lib/workers/offload.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const jsonOf = (r: Response): Promise<any> => r.json();
 
-// A fake chat engine: answers "hello" in two chunks; `slow` streams forever until aborted.
+// A fake chat engine: answers "hello" in two chunks; `slow` streams forever until aborted; `linger` ms
+// pass between an abort and the stream's end (an engine finishing its step before the final records).
 class FakeEngine implements ChatEngineLike {
   running = 0;
   aborted = 0;
@@ -41,7 +42,7 @@ class FakeEngine implements ChatEngineLike {
     } as never;
   }
   async *chatStream(request: unknown, o?: ChatCallOptions) {
-    const r = request as { model?: string; slow?: boolean; stream_options?: { include_usage?: boolean } };
+    const r = request as { model?: string; slow?: boolean; linger?: number; stream_options?: { include_usage?: boolean } };
     const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1, model: r.model ?? 'fake' };
     this.running++;
     try {
@@ -55,6 +56,7 @@ class FakeEngine implements ChatEngineLike {
       } while (r.slow);
       const aborted = o?.signal?.aborted === true;
       if (aborted) this.aborted++;
+      if (aborted && r.linger) await new Promise((res) => setTimeout(res, r.linger));
       yield { ...base, choices: [{ index: 0, delta: { content: 'lo' }, logprobs: null, finish_reason: aborted ? 'abort' : 'stop' }] } as never;
       if (r.stream_options?.include_usage) yield { ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: n + 1, total_tokens: n + 6 } } as never;
     } finally {
@@ -236,6 +238,38 @@ describe('server: chat, usage, metrics', () => {
     expect(text).toMatch(/vllm:e2e_request_latency_seconds_bucket\{model_name="fake",le="\+Inf"\} 1\n/);
     expect(text).toMatch(/vllm:e2e_request_latency_seconds_count\{model_name="fake"\} 1\n/);
     expect(text).toContain('# TYPE vllm:time_to_first_token_seconds histogram');
+  });
+
+  it('drain waits for a request whose client left to count its usage before the last flush', async () => {
+    // The client leaves mid-stream as the drain starts: its response closes at once, while its engine
+    // request takes 300 ms more to end and give its usage. Before the fix the drain, seeing no open
+    // response, waited 50 ms and closed the store: that usage was lost.
+    const { base, server, engine, dataDir } = await start();
+    const ac = new AbortController();
+    const s = await fetch(`${base}/v1/chat/completions`, { ...json({ ...chatBody, stream: true, slow: true, linger: 300 }), signal: ac.signal });
+    await s.body!.getReader().read();
+    ac.abort();
+    await server.drain(10_000);
+    expect(engine.aborted).toBe(1);
+    expect(engine.running).toBe(0);
+    const db = openDatabase(dataDir);
+    expect(readUsage(db).map(({ team, requests, prompt_tokens }) => ({ team, requests, prompt_tokens }))).toEqual([{ team: 'default', requests: 1, prompt_tokens: 5 }]);
+    db.close();
+  });
+
+  it('drain past its timeout aborts a running stream, which still gets its final chunk and [DONE]', async () => {
+    const { base, server, dataDir } = await start();
+    const s = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, stream: true, slow: true }));
+    const text = s.text();
+    const t0 = performance.now();
+    await server.drain(100);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(95);
+    const events = (await text).split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(JSON.parse(events.at(-2)!.slice(6)).choices[0].finish_reason).toBe('abort');
+    const db = openDatabase(dataDir);
+    expect(readUsage(db).map(({ requests }) => requests)).toEqual([1]);
+    db.close();
   });
 
   it('health is 503 while models load and while draining', async () => {
