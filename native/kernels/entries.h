@@ -21,6 +21,8 @@
     X(matmul_q6_k, matmul_rows_kernel)          \
     X(matmul_iq4_xs, matmul_rows_kernel)        \
     X(quantize_q8_0, quantize_kernel)           \
+    X(quantize_q8_1, quantize_kernel)           \
+    X(quantize_q8_k, quantize_kernel)           \
     X(rmsnorm, rmsnorm_kernel)                  \
     X(silu_mul, binary_kernel)                  \
     X(add, binary_kernel)                       \

@@ -27,9 +27,12 @@ using matmul_rows_kernel = void(const void * w, size_t w_row_bytes, const void *
                                 int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
 using matmul_rows_fn = matmul_rows_kernel *;
 
-// Activation rows for Q8_0/Q4_0 weights: x (n) F32 -> y (n / 32) block_q8_0, bitwise what
-// quant::quantize_row_q8_0 writes (d = amax / 127 as F16, q = x * (127 / amax) rounded to nearest
-// even). pre: n a multiple of 32; x finite, each block's amax zero or >= 1e-36 (127 / amax finite).
+// Activation rows: x (n) F32 -> y in the entry's format, bitwise what its quant:: reference writes.
+// quantize_q8_0 (Q8_0/Q4_0/Q5_0/IQ4_NL weights): (n / 32) block_q8_0 as quant::quantize_row_q8_0 (d = amax / 127
+// as F16, q = x * (127 / amax) rounded to nearest even); quantize_q8_1 (Q4_1/Q5_1): (n / 32) block_q8_1 as
+// quant::quantize_row_q8_1 (Q8_0 plus s = F16(d * sum q)); quantize_q8_k (K-quants, IQ4_XS): (n / 256)
+// block_q8_k as quant::quantize_row_q8_k. pre: n a multiple of the block (32, or 256 for Q8_K); x finite,
+// each block's amax zero or >= 1e-36 (127 / amax finite).
 using quantize_kernel = void(const float * x, void * y, int64_t n);
 
 // y (n) = x / sqrt(mean(x^2) + eps) * w; y may alias x.

@@ -59,8 +59,12 @@ const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_typ
     TM_CHECK(scratch != nullptr, invalid_argument, "matmul: scratch is null");
     const size_t x_row = quant::row_bytes(act, n_in);
     char * dst = static_cast<char *>(scratch);
+    const quantize_kernel * quantize = act == ggml_type::q8_0 ? k.quantize_q8_0
+                                     : act == ggml_type::q8_1 ? k.quantize_q8_1
+                                     : act == ggml_type::q8_k ? k.quantize_q8_k
+                                     : nullptr;
     auto convert = [&](int64_t t) {
-        if (act == ggml_type::q8_0) k.quantize_q8_0(x + t * n_in, dst + size_t(t) * x_row, n_in);
+        if (quantize) quantize(x + t * n_in, dst + size_t(t) * x_row, n_in);
         else quant::quantize_row(act, x + t * n_in, dst + size_t(t) * x_row, n_in);
     };
     if (n_tok == 1) convert(0);

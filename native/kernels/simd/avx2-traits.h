@@ -28,6 +28,7 @@ struct avx2_traits {
     static f32 mul(f32 a, f32 b) { return _mm256_mul_ps(a, b); }
     static f32 div(f32 a, f32 b) { return _mm256_div_ps(a, b); }
     static f32 max(f32 a, f32 b) { return _mm256_max_ps(a, b); }
+    static f32 min(f32 a, f32 b) { return _mm256_min_ps(a, b); }
     static f32 abs(f32 a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
     static f32 fmadd(f32 a, f32 b, f32 c) { return _mm256_fmadd_ps(a, b, c); }
     static f32 load_f16(const uint16_t * p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))); }
@@ -49,6 +50,11 @@ struct avx2_traits {
         const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         const __m128 pairs = _mm_hadd_ps(halves, halves);
         return _mm_cvtss_f32(_mm_hadd_ps(pairs, pairs));
+    }
+    // The lowest lane equal to s, or -1.
+    static int first_equal(f32 v, float s) {
+        const int m = _mm256_movemask_ps(_mm256_cmp_ps(v, _mm256_set1_ps(s), _CMP_EQ_OQ));
+        return m ? __builtin_ctz(unsigned(m)) : -1;
     }
     static float reduce_max(f32 v) {
         __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

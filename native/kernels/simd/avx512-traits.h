@@ -32,6 +32,7 @@ struct avx512_traits {
     static f32 mul(f32 a, f32 b) { return _mm512_mul_ps(a, b); }
     static f32 div(f32 a, f32 b) { return _mm512_div_ps(a, b); }
     static f32 max(f32 a, f32 b) { return _mm512_max_ps(a, b); }
+    static f32 min(f32 a, f32 b) { return _mm512_min_ps(a, b); }
     static f32 abs(f32 a) { return _mm512_abs_ps(a); }
     static f32 fmadd(f32 a, f32 b, f32 c) { return _mm512_fmadd_ps(a, b, c); }
     static f32 load_f16(const uint16_t * p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p))); }
@@ -54,6 +55,11 @@ struct avx512_traits {
     static float reduce_add(f32 v) { return _mm512_reduce_add_ps(v); }
     // GGML_F32_VEC_REDUCE's last step on AVX-512: _mm512_reduce_add_ps.
     static float reduce_add_ggml(f32 v) { return _mm512_reduce_add_ps(v); }
+    // The lowest lane equal to s, or -1.
+    static int first_equal(f32 v, float s) {
+        const unsigned m = _mm512_cmp_ps_mask(v, _mm512_set1_ps(s), _CMP_EQ_OQ);
+        return m ? __builtin_ctz(m) : -1;
+    }
     static float reduce_max(f32 v) {
         const __m256 m8 = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
         __m128 h = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
