@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 
+#include <cstdint>
 #include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,8 +15,9 @@
 namespace tmill {
 
 namespace {
-constexpr int spin_iterations = 1 << 14;  // ~50-100 us of pause before a worker sleeps
-}
+constexpr int spin_iterations = 1 << 14;   // ~50-100 us of pause before a worker sleeps
+constexpr int pause_iterations = 1 << 10;  // the caller's wait for running tasks: pause only this long, then also yield
+} // namespace
 
 thread_pool::thread_pool(int n_threads) : n_threads_(n_threads) {
     TM_CHECK(n_threads >= 1 && n_threads <= 1024, invalid_argument,
@@ -35,10 +37,16 @@ thread_pool::~thread_pool() {
 }
 
 void thread_pool::work_on_current_job() {
+    uint64_t t = ticket_.load(std::memory_order_acquire);
     for (;;) {
-        const int64_t i = next_task_.fetch_add(1, std::memory_order_relaxed);
-        if (i >= n_tasks_) return;
-        fn_(ctx_, i);
+        const uint32_t next = uint32_t(t), n_tasks = uint32_t(t >> 32);
+        if (next >= n_tasks) return;
+        // Success means task `next` of the job that published this ticket is ours, and that job stays
+        // current (fn_ and ctx_ stay its own) until we count the task done.
+        if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        fn_(ctx_, int64_t(next));
+        done_.fetch_add(1, std::memory_order_acq_rel);
+        t = ticket_.load(std::memory_order_acquire);
     }
 }
 
@@ -57,10 +65,11 @@ void thread_pool::worker_main() {
             n_sleeping_.fetch_sub(1, std::memory_order_relaxed);
             g = generation_.load(std::memory_order_acquire);
         }
+        // The generation is read before the ticket, so a job published after this point bumps it again and
+        // this worker looks at the ticket once more.
         seen = g;
         if (stop_.load(std::memory_order_acquire)) return;
         work_on_current_job();
-        n_checked_out_.fetch_add(1, std::memory_order_release);
     }
 }
 
@@ -70,21 +79,26 @@ void thread_pool::run(int64_t n_tasks, task_fn fn, void * ctx) {
         for (int64_t i = 0; i < n_tasks; ++i) fn(ctx, i);
         return;
     }
-    n_tasks_ = n_tasks;
+    TM_CHECK(n_tasks <= int64_t(UINT32_MAX), invalid_argument, "thread_pool: at most 2^32 - 1 tasks per job");
     fn_ = fn;
     ctx_ = ctx;
-    n_checked_out_.store(0, std::memory_order_relaxed);
-    next_task_.store(0, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    // The previous job's ticket is exhausted and all its tasks are done, so no thread reads fn_/ctx_ now;
+    // this release publishes them with the new ticket.
+    ticket_.store(uint64_t(n_tasks) << 32, std::memory_order_release);
     {
-        // The lock orders the job fields before the generation bump for sleeping workers; spinning
-        // workers see them through the release/acquire on generation_.
+        // The lock orders the bump against a worker going to sleep (no lost wake-up).
         std::lock_guard<std::mutex> lock(mutex_);
         generation_.fetch_add(1, std::memory_order_acq_rel);
     }
     if (n_sleeping_.load(std::memory_order_relaxed) > 0) wake_.notify_all();
     work_on_current_job();
-    const int n_workers = n_threads_ - 1;
-    while (n_checked_out_.load(std::memory_order_acquire) < n_workers) TM_CPU_RELAX();
+    // The last running task is usually microseconds from done; a longer wait means its thread lost its core
+    // (a shared machine), so after a short spin this thread offers the core to it (or to anyone) while waiting.
+    for (int spin = 0; done_.load(std::memory_order_acquire) < n_tasks; ++spin) {
+        TM_CPU_RELAX();
+        if (spin >= pause_iterations) std::this_thread::yield();
+    }
 }
 
 } // namespace tmill

@@ -11,13 +11,19 @@
 
 namespace tmill {
 
-// NOTE(thread-pool): one job at a time. A job is (fn, ctx, n_tasks); tasks are claimed from an
-// atomic counter, so which thread runs a task varies but every task runs exactly once. run() returns
-// only after every worker has checked out of the job, so no worker can carry a stale view of one
-// job into the next. Callers that
-// need thread-count-independent results must make each task's output depend only on its index.
-// Workers spin briefly on the job generation before sleeping on a condition variable: decode issues
-// hundreds of small jobs per token and a futex wake per job would dominate.
+// NOTE(thread-pool): one job at a time. A job is (fn, ctx, n_tasks); its tasks are claimed by compare-and-swap
+// on one 64-bit ticket, (n_tasks << 32) | next unclaimed index, so every task runs exactly once, and a thread
+// reads fn and ctx only after a successful claim — while that task is unfinished its job is the current one.
+// run() returns when the job's finished-task count reaches n_tasks: it waits only for tasks that a thread is
+// actually running, never for a worker that has not yet been scheduled to look at the job. A worker that
+// wakes late finds the ticket exhausted (or a later job's, whose tasks it may then run correctly, since the
+// claim and the fields belong to the same job). On a machine shared with other processes that matters: a
+// descheduled worker no longer holds up every job of a decode step (measured under load ~11 on 2 cores, the
+// old check-out wait made 2 threads slower than 1). Callers that need thread-count-independent results must
+// make each task's output depend only on its index.
+// Workers spin briefly on the job generation before sleeping on a condition variable: decode issues hundreds
+// of small jobs per token and a futex wake per job would dominate. The caller, once no task is left to claim,
+// spins briefly for the running ones and then yields its core while it waits.
 class thread_pool {
 public:
     using task_fn = void (*)(void * ctx, int64_t task);
@@ -31,7 +37,7 @@ public:
     int n_threads() const { return n_threads_; }
 
     // Runs fn(ctx, i) for i in [0, n_tasks). Not reentrant: call from one thread at a time, and not
-    // from inside a task. Exceptions must not escape fn.
+    // from inside a task. Exceptions must not escape fn. pre: n_tasks < 2^32 (checked).
     void run(int64_t n_tasks, task_fn fn, void * ctx);
 
     // Convenience wrapper: f(i) for i in [0, n_tasks); f is called by reference, nothing is allocated.
@@ -44,18 +50,18 @@ public:
 
 private:
     void worker_main();
+    // Claims and runs tasks of the current job until its ticket is exhausted.
     void work_on_current_job();
 
     int n_threads_;
     std::vector<std::thread> workers_;     // (n_threads - 1)
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::atomic<uint64_t> generation_{0};  // bumped once per job
+    std::atomic<uint64_t> generation_{0};  // bumped once per job, to wake waiting workers
     std::atomic<bool> stop_{false};
-    std::atomic<int64_t> next_task_{0};
-    std::atomic<int> n_checked_out_{0};  // workers finished with the current job
+    std::atomic<uint64_t> ticket_{0};      // (n_tasks << 32) | next unclaimed task of the current job
+    std::atomic<int64_t> done_{0};         // tasks of the current job finished
     std::atomic<int> n_sleeping_{0};
-    int64_t n_tasks_ = 0;
     task_fn fn_ = nullptr;
     void * ctx_ = nullptr;
 };
