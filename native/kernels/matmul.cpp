@@ -74,18 +74,42 @@ const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_typ
 
 void matmul_prepared(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
                      int64_t n_in, const void * xa, int64_t n_tok, float * y) {
-    TM_CHECK(n_out >= 1 && n_tok >= 1 && n_in >= 1, invalid_argument, "matmul: empty dimensions");
-    TM_CHECK(n_in % quant::type_block_size(type) == 0, invalid_argument,
-             "matmul: n_in is not a multiple of the weight block size");
-    const matmul_rows_fn rows_fn = matmul_rows_for(k, type);
-    const size_t w_row = quant::row_bytes(type, n_in);
-    const size_t x_row = quant::row_bytes(quant::activation_type(type), n_in);
-    const int64_t chunk = rows_per_task(n_out, pool.n_threads(), n_tok);
-    const int64_t n_tasks = (n_out + chunk - 1) / chunk;
+    const matmul_part part{type, w, n_out, y};
+    matmul_prepared_many(pool, k, &part, 1, n_in, xa, n_tok);
+}
+
+void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matmul_part * parts, int n_parts,
+                          int64_t n_in, const void * xa, int64_t n_tok) {
+    TM_CHECK(n_parts >= 1 && n_parts <= k_matmul_max_parts, invalid_argument, "matmul: 1 to 4 weights per job");
+    TM_CHECK(n_tok >= 1 && n_in >= 1, invalid_argument, "matmul: empty dimensions");
+    const ggml_type act = quant::activation_type(parts[0].type);
+    struct plan {
+        matmul_rows_fn fn;
+        size_t w_row;
+        int64_t chunk;
+        int64_t first_task;   // tasks [first_task, next part's first_task) are this part's
+    } plans[k_matmul_max_parts];
+    int64_t n_tasks = 0;
+    for (int i = 0; i < n_parts; ++i) {
+        const matmul_part & p = parts[i];
+        TM_CHECK(p.n_out >= 1, invalid_argument, "matmul: empty dimensions");
+        TM_CHECK(n_in % quant::type_block_size(p.type) == 0, invalid_argument,
+                 "matmul: n_in is not a multiple of the weight block size");
+        TM_CHECK(quant::activation_type(p.type) == act, invalid_argument,
+                 "matmul: weights of one job must take the same activation type");
+        const int64_t chunk = rows_per_task(p.n_out, pool.n_threads(), n_tok);
+        plans[i] = {matmul_rows_for(k, p.type), quant::row_bytes(p.type, n_in), chunk, n_tasks};
+        n_tasks += (p.n_out + chunk - 1) / chunk;
+    }
+    const size_t x_row = quant::row_bytes(act, n_in);
     pool.parallel_for(n_tasks, [&](int64_t task) {
-        const int64_t r0 = task * chunk;
-        const int64_t r1 = r0 + chunk < n_out ? r0 + chunk : n_out;
-        rows_fn(w, w_row, xa, x_row, n_tok, n_in, r0, r1, y, n_out);
+        int i = n_parts - 1;
+        while (plans[i].first_task > task) --i;
+        const matmul_part & p = parts[i];
+        const plan & pl = plans[i];
+        const int64_t r0 = (task - pl.first_task) * pl.chunk;
+        const int64_t r1 = r0 + pl.chunk < p.n_out ? r0 + pl.chunk : p.n_out;
+        pl.fn(p.w, pl.w_row, xa, x_row, n_tok, n_in, r0, r1, p.y, p.n_out);
     });
 }
 

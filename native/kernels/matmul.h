@@ -38,4 +38,20 @@ const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_typ
 void matmul_prepared(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
                      int64_t n_in, const void * xa, int64_t n_tok, float * y);
 
+// One weight of matmul_prepared_many: w (n_out, row_bytes(type, n_in)) into y (n_tok, n_out).
+struct matmul_part {
+    ggml_type type;
+    const void * w;
+    int64_t n_out;
+    float * y;
+};
+
+// matmul_prepared for several weights that read the same prepared rows (every part's activation type and
+// n_in the same, checked) as ONE pool job: the row tasks of all parts are claimed from one counter, so the
+// threads meet once instead of once per weight (decode runs q/k/v and gate/up this way). Each output is
+// computed exactly as matmul_prepared computes it. pre: 1 <= n_parts <= k_matmul_max_parts.
+constexpr int k_matmul_max_parts = 4;
+void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matmul_part * parts, int n_parts,
+                          int64_t n_in, const void * xa, int64_t n_tok);
+
 } // namespace tmill::kernels

@@ -56,17 +56,26 @@ void llama_forward::matmul(const weight & w, const float * x, int64_t n, float *
 }
 
 void llama_forward::matmul_same_x(std::initializer_list<std::pair<const weight *, float *>> wy, const float * x, int64_t n) {
-    const void * xa = nullptr;   // x's rows as converted for the previous weight
+    // Consecutive weights that take the same converted rows run as one pool job (one meeting of the threads).
+    kernels::matmul_part parts[kernels::k_matmul_max_parts];
+    int n_parts = 0;
     ggml_type act = ggml_type::f32;
     int64_t n_in = 0;
+    const void * xa = nullptr;
+    auto flush = [&] {
+        if (n_parts > 0) kernels::matmul_prepared_many(pool_, kt_, parts, n_parts, n_in, xa, n);
+        n_parts = 0;
+    };
     for (const auto & [w, y] : wy) {
-        if (xa == nullptr || quant::activation_type(w->type) != act || w->n_cols != n_in) {
+        if (n_parts == 0 || quant::activation_type(w->type) != act || w->n_cols != n_in || n_parts == kernels::k_matmul_max_parts) {
+            flush();
             xa = kernels::matmul_prepare(pool_, kt_, w->type, w->n_cols, x, n, mm_scratch_.data(), mm_scratch_.size());
             act = quant::activation_type(w->type);
             n_in = w->n_cols;
         }
-        kernels::matmul_prepared(pool_, kt_, w->type, w->data, w->n_rows, w->n_cols, xa, n, y);
+        parts[n_parts++] = {w->type, w->data, w->n_rows, y};
     }
+    flush();
 }
 
 llama_forward::llama_forward(std::shared_ptr<const model> m, kv_storage & kv, thread_pool & pool, const forward_limits & limits)

@@ -186,6 +186,42 @@ TM_TEST("kernels: matmul rows are batch, split and thread-count invariant (bitwi
     }
 }
 
+TM_TEST("kernels: several weights in one job equal one matmul each (bitwise), and mixed activation types are refused") {
+    std::mt19937 rng(7);
+    thread_pool pool1(1), pool2(2), pool3(3);
+    const kernel_table & k = kernels_get();
+    // Q4_K and Q6_K share Q8_K activations (q, k and v of a Q4_K_M file); Q8_0 with Q4_0 and Q5_0.
+    const ggml_type groups[][3] = {{ggml_type::q4_k, ggml_type::q6_k, ggml_type::q4_k},
+                                   {ggml_type::q8_0, ggml_type::q4_0, ggml_type::q5_0}};
+    for (const auto & types : groups) {
+        const int64_t n_in = test_n_in(types[0]), n_out[3] = {37, 8, 70};
+        const std::vector<float> x = make_x(n_in * 3, rng);
+        for (int64_t n_tok : {int64_t(1), int64_t(3)}) {
+            std::vector<std::vector<uint8_t>> w;
+            std::vector<std::vector<float>> want, got;
+            std::vector<uint8_t> scratch(matmul_scratch_bytes(types[0], n_in, n_tok));
+            for (int i = 0; i < 3; ++i) {
+                w.push_back(make_weights(types[i], n_out[i], n_in, rng));
+                want.emplace_back(size_t(n_out[i] * n_tok));
+                got.emplace_back(size_t(n_out[i] * n_tok), -1.0f);
+                matmul(pool1, k, types[i], w[i].data(), n_out[i], n_in, x.data(), n_tok, want[i].data(), scratch.data(), scratch.size());
+            }
+            for (thread_pool * p : {&pool1, &pool2, &pool3}) {
+                const void * xa = matmul_prepare(*p, k, types[0], n_in, x.data(), n_tok, scratch.data(), scratch.size());
+                matmul_part parts[3];
+                for (int i = 0; i < 3; ++i) parts[i] = {types[i], w[i].data(), n_out[i], got[i].data()};
+                matmul_prepared_many(*p, k, parts, 3, n_in, xa, n_tok);
+                for (int i = 0; i < 3; ++i) CHECK(std::memcmp(got[i].data(), want[i].data(), want[i].size() * 4) == 0);
+            }
+        }
+    }
+    std::vector<uint8_t> w(34 * 256), scratch(34 * 8);
+    std::vector<float> y(64);
+    const matmul_part mixed[2] = {{ggml_type::q8_0, w.data(), 2, y.data()}, {ggml_type::q4_k, w.data(), 2, y.data()}};
+    CHECK_THROWS_CODE(matmul_prepared_many(pool2, k, mixed, 2, 256, scratch.data(), 1), invalid_argument);
+    CHECK_THROWS_CODE(matmul_prepared_many(pool2, k, mixed, 0, 256, scratch.data(), 1), invalid_argument);
+}
+
 TM_TEST("kernels: matmul checks its arguments") {
     thread_pool pool(1);
     const kernel_table & k = kernels_get();
