@@ -1,9 +1,9 @@
 // The llama.cpp side of the benchmark, through node-llama-cpp (installed apart in test/peer, ESM-only,
 // so it is loaded with a dynamic import of its file URL). Only the few calls used here are typed.
 //
-// NOTE(llamacpp-side): two contexts on one model: `single` (1 sequence) for prompt and single-stream
-// decode, `multi` (`streams` sequences) for the aggregate measurement, where node-llama-cpp batches the
-// concurrent sequences into shared llama_decode calls. Both use the requested thread count as their
+// NOTE(llamacpp-side): contexts on one model: `single` (1 sequence) for prompt and single-stream decode,
+// `multi` (`streams` sequences, only when streams > 1) for the aggregate measurement, where node-llama-cpp
+// batches the concurrent sequences into shared llama_decode calls. Both use the requested thread count as their
 // minimum, so llama.cpp never silently runs on fewer threads than tokenmill.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -77,7 +77,7 @@ export class LlamacppSide implements Side {
     private readonly llama: NlcLlama,
     private readonly model: NlcModel,
     private readonly single: NlcContext,
-    private readonly multi: NlcContext,
+    private readonly multi: NlcContext | undefined,
     private readonly singleSeq: NlcSequence,
     // Taken once: a disposed sequence's id returns to the context only asynchronously.
     private readonly multiSeqs: NlcSequence[],
@@ -93,10 +93,12 @@ export class LlamacppSide implements Side {
     const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
     const threads = { ideal: o.threads, min: o.threads };
     const single = await model.createContext({ contextSize: o.contextSize, sequences: 1, batchSize: o.batchSize, threads, flashAttention: true });
-    const multi = await model.createContext({ contextSize: o.contextSize, sequences: o.streams, batchSize: o.batchSize, threads, flashAttention: true });
+    const multi = o.streams > 1
+      ? await model.createContext({ contextSize: o.contextSize, sequences: o.streams, batchSize: o.batchSize, threads, flashAttention: true })
+      : undefined;
     const bias = new nlc.TokenBias(model.tokenizer);
     for (const [t, b] of logitBiasEntries(o.vocabSize, rng(99))) bias.set(t, { logit: b });
-    const multiSeqs = Array.from({ length: o.streams }, () => multi.getSequence());
+    const multiSeqs = multi ? Array.from({ length: o.streams }, () => multi.getSequence()) : [];
     return new LlamacppSide(llama, model, single, multi, single.getSequence(), multiSeqs, bias, o);
   }
 
@@ -178,7 +180,7 @@ export class LlamacppSide implements Side {
     this.singleSeq.dispose();
     for (const s of this.multiSeqs) s.dispose();
     await this.single.dispose();
-    await this.multi.dispose();
+    await this.multi?.dispose();
     await this.model.dispose();
     await this.llama.dispose();
   }

@@ -1,7 +1,9 @@
 // Command-line options of `npm run bench` and the workload sizes they select.
 import os from 'node:os';
 import path from 'node:path';
+import { fixedReps, type Reps } from './ab.js';
 import type { HttpWorkload } from './http-bench.js';
+import type { RealWorkload } from './real-models.js';
 
 export type Only = 'both' | 'tokenmill' | 'llamacpp';
 
@@ -15,8 +17,8 @@ export interface Workload {
   aggregateTokens: number;
   /** Short prompt used by the decode measurements. */
   shortPromptTokens: number;
-  /** Repetitions of each measurement (interleaved between the two implementations). */
-  reps: number;
+  /** Repetitions of each main-model row (interleaved between the two implementations; see ab.ts). */
+  reps: Reps;
   /** Sampling-cost measurement: tokens per run, repetitions, prompt length (history for the penalties). */
   samplingTokens: number;
   samplingReps: number;
@@ -27,6 +29,8 @@ export interface Workload {
   prefixQuestionTokens: number;
   /** Repetitions of the shared-prefix row (llama.cpp evaluates streams x system tokens per repetition). */
   prefixReps: number;
+  /** The real-model rows (prompt and decode per model). */
+  real: RealWorkload;
 }
 
 export interface BenchOptions {
@@ -39,33 +43,44 @@ export interface BenchOptions {
   /** --http: only the HTTP benchmarks; --skip-http: everything but them (the default run has both). */
   httpOnly: boolean;
   skipHttp: boolean;
+  /** --skip-real-models: leave out the real-model rows (otherwise a missing model fails the run). */
+  skipRealModels: boolean;
   workload: Workload;
   http: HttpWorkload;
 }
 
+// Sized so the whole default run (real models and HTTP included) stays under 10 minutes on 2 cores; the
+// timeline printed after the table shows where the time goes. Rows repeat 2-4 times (ab.ts: more only while
+// the spread exceeds 5 %).
 const fullWorkload: Workload = {
-  promptTokens: 512, decodeTokens: 128, streams: 16, aggregateTokens: 64, shortPromptTokens: 16, reps: 3,
-  samplingTokens: 256, samplingReps: 7, samplingPromptTokens: 64,
+  promptTokens: 512, decodeTokens: 64, streams: 16, aggregateTokens: 32, shortPromptTokens: 16, reps: { min: 2, max: 4, spread: 0.05 },
+  samplingTokens: 128, samplingReps: 5, samplingPromptTokens: 64,
   prefixStreams: 16, prefixSystemTokens: 1000, prefixQuestionTokens: 20, prefixReps: 1,
+  real: { promptTokens: 256, decodeTokens: 32, shortPromptTokens: 16, reps: { min: 2, max: 3, spread: 0.05 } },
 };
 const quickWorkload: Workload = {
-  promptTokens: 512, decodeTokens: 32, streams: 16, aggregateTokens: 16, shortPromptTokens: 16, reps: 2,
+  promptTokens: 512, decodeTokens: 32, streams: 16, aggregateTokens: 16, shortPromptTokens: 16, reps: fixedReps(2),
   samplingTokens: 64, samplingReps: 2, samplingPromptTokens: 64,
   prefixStreams: 16, prefixSystemTokens: 1000, prefixQuestionTokens: 20, prefixReps: 1,
+  real: { promptTokens: 64, decodeTokens: 16, shortPromptTokens: 16, reps: fixedReps(1) },
 };
 
-const fullHttp: HttpWorkload = { rateRequests: 2000, rateClients: 32, ttftClients: 16, ttftTokens: 16, ttftRounds: 5 };
+const fullHttp: HttpWorkload = { rateRequests: 1000, rateClients: 32, ttftClients: 16, ttftTokens: 16, ttftRounds: 3 };
 const quickHttp: HttpWorkload = { rateRequests: 300, rateClients: 32, ttftClients: 16, ttftTokens: 16, ttftRounds: 2 };
 
 export const usage = `usage: npm run bench -- [--quick] [--threads N] [--only tokenmill|llamacpp] [--reps N]
-                       [--prefix-reps N] [--skip-sampling] [--http | --skip-http] [--cache-dir DIR]
+                       [--prefix-reps N] [--skip-sampling] [--skip-real-models] [--http | --skip-http]
+                       [--cache-dir DIR]
   --quick          small synthetic model and fewer repetitions (a smoke run, not a measurement)
   --threads N      threads for both implementations (default 2)
   --only X         measure one implementation (no ratios)
-  --reps N         repetitions per measurement (default 3, quick 2)
+  --reps N         exactly N repetitions per measurement (default: 2, up to 4 while the spread
+                   between repetitions exceeds 5 %; real models 2-3; quick 2)
   --prefix-reps N  repetitions of the shared-prefix TTFT row (default 1: llama.cpp's side evaluates
                    16 x 1,020 prompt tokens per repetition, minutes on 2 cores)
   --skip-sampling  leave out the sampling-cost measurement
+  --skip-real-models  leave out the real-model rows (Qwen2.5-Coder-1.5B Q4_K_M, SmolLM2-135M Q4_1);
+                   without it a model missing from the cache fails the run (npm run fetch-models)
   --http           only the HTTP benchmarks (tokenmill serve on 127.0.0.1; absolute numbers, no peer)
   --skip-http      leave out the HTTP benchmarks
   --cache-dir DIR  where synthetic models are kept (default $TOKENMILL_BENCH_CACHE or <tmp>/tokenmill-bench)`;
@@ -80,6 +95,7 @@ function positiveInt(flag: string, v: string | undefined): number {
 
 export function parseOptions(argv: readonly string[], repoRoot: string): BenchOptions {
   let quick = false, threads = 2, only: Only = 'both', reps: number | undefined, prefixReps: number | undefined, skipSampling = false, httpOnly = false, skipHttp = false;
+  let skipRealModels = false;
   let cacheDir = process.env.TOKENMILL_BENCH_CACHE ?? path.join(os.tmpdir(), 'tokenmill-bench');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -91,6 +107,7 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
       case '--reps': reps = positiveInt(flag, value()); break;
       case '--prefix-reps': prefixReps = positiveInt(flag, value()); break;
       case '--skip-sampling': skipSampling = true; break;
+      case '--skip-real-models': skipRealModels = true; break;
       case '--http': case '--http-only': httpOnly = true; break;
       case '--skip-http': skipHttp = true; break;
       case '--cache-dir': { const v = value(); if (!v) throw new UsageError('--cache-dir expects a path'); cacheDir = path.resolve(v); break; }
@@ -108,7 +125,11 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
   if (httpOnly && only === 'llamacpp') throw new UsageError('--http measures tokenmill only; --only llamacpp leaves nothing to run');
   const workload = { ...(quick ? quickWorkload : fullWorkload) };
   const http = { ...(quick ? quickHttp : fullHttp) };
-  if (reps !== undefined) workload.reps = workload.samplingReps = http.ttftRounds = reps;
+  if (reps !== undefined) {
+    workload.reps = fixedReps(reps);
+    workload.real = { ...workload.real, reps: fixedReps(reps) };
+    workload.samplingReps = http.ttftRounds = reps;
+  }
   if (prefixReps !== undefined) workload.prefixReps = prefixReps;
-  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, workload, http };
+  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, skipRealModels, workload, http };
 }

@@ -2,7 +2,9 @@
 import type { HttpResult } from './http-bench.js';
 import type { Workload } from './options.js';
 import type { Platform } from './platform.js';
+import type { RealModelResult } from './real-models.js';
 import { fmt, type Series } from './stats.js';
+import type { TimelineEntry } from './timeline.js';
 
 export interface Comparison {
   label: string;
@@ -43,39 +45,59 @@ export interface BenchResult {
   peer: { package: string; version: string };
   model: { name: string; path: string; bytes: number; options: object };
   comparisons: Comparison[];
+  /** Prompt and decode on the real models (empty with --skip-real-models or --http). */
+  realModels: RealModelResult[];
   sampling: SamplingRow[];
   /** tokenmill's HTTP server alone (absent with --skip-http or --only llamacpp). */
   http?: HttpResult;
+  /** Where the run's wall time went (set once the run is over). */
+  timeline?: { totalSeconds: number; entries: TimelineEntry[] };
 }
 
 const pad = (s: string, n: number): string => (s.length >= n ? s : s + ' '.repeat(n - s.length));
 const lpad = (s: string, n: number): string => (s.length >= n ? s : ' '.repeat(n - s.length) + s);
 
 function cell(s: Series | undefined): string {
-  return s ? `${fmt(s.median)} [${fmt(s.min)}-${fmt(s.max)}]` : '-';
+  return s ? `${fmt(s.median)} [${fmt(s.min)}-${fmt(s.max)}] x${s.values.length}` : '-';
+}
+
+function row(out: string[], w: number[], label: string, c: Comparison): void {
+  out.push(pad(label, w[0]!) + lpad(cell(c.tokenmill), w[1]!) + lpad(cell(c.llamacpp), w[2]!) + lpad(c.ratio === undefined ? '-' : fmt(c.ratio, 2), w[3]!));
+}
+
+function shareRow(out: string[], w: number[], decode: Comparison, limit: { weightBytes: number; tokPerSecond: number }): void {
+  const share = (x: Series | undefined): string => (x ? `${fmt((x.median / limit.tokPerSecond) * 100)}%` : '-');
+  out.push(pad(`  share of the bandwidth limit (${fmt(limit.tokPerSecond)} tok/s)`, w[0]!) + lpad(share(decode.tokenmill), w[1]!) + lpad(share(decode.llamacpp), w[2]!));
 }
 
 export function printTable(r: BenchResult): void {
   const out: string[] = [];
   out.push(`tokenmill vs llama.cpp (node-llama-cpp ${r.peer.version}) — ${r.model.name}, ${(r.model.bytes / 1e9).toFixed(2)} GB, ` +
-    `${r.threads} threads, ${r.workload.reps} reps${r.quick ? ' (QUICK smoke run)' : ''}`);
+    `${r.threads} threads${r.quick ? ' (QUICK smoke run)' : ''}`);
   out.push(`${r.machine.cpu} (${r.machine.cpus} cpus), node ${r.machine.node}, commit ${r.commit}`);
   const p = r.platform;
   out.push(`CPU features: ${p.features.join(' ') || 'none of note'}; tokenmill kernels ${p.kernelLevel}; ` +
     `llama.cpp CPU variant ${p.llamacppVariant ?? '-'}; read bandwidth ${fmt(p.readBandwidthGBs)} GB/s (${r.threads} threads)`);
   out.push(`1-minute load average before/after: ${fmt(r.machine.loadavgBefore, 2)} / ${fmt(r.machine.loadavgAfter, 2)} (the run itself adds up to ${r.threads})`);
   out.push('');
-  const w = [46, 26, 26, 10];
-  if (r.comparisons.length > 0) out.push(pad('metric (median [min-max])', w[0]!) + lpad('tokenmill', w[1]!) + lpad('llama.cpp', w[2]!) + lpad('ratio', w[3]!));
-  for (const c of r.comparisons) {
-    out.push(pad(c.label, w[0]!) + lpad(cell(c.tokenmill), w[1]!) + lpad(cell(c.llamacpp), w[2]!) + lpad(c.ratio === undefined ? '-' : fmt(c.ratio, 2), w[3]!));
-  }
+  const w = [50, 30, 30, 8];
+  if (r.comparisons.length > 0) out.push(pad('metric (median [min-max] xreps)', w[0]!) + lpad('tokenmill', w[1]!) + lpad('llama.cpp', w[2]!) + lpad('ratio', w[3]!));
+  for (const c of r.comparisons) row(out, w, c.label, c);
   const dl = r.decodeLimit;
   const decode = r.comparisons.find((c) => c.label.startsWith('decode tok/s'));
   if (dl && decode) {
-    const share = (x: Series | undefined): string => (x ? `${fmt((x.median / dl.tokPerSecond) * 100)}%` : '-');
-    out.push(pad(`  share of the bandwidth limit (${fmt(dl.tokPerSecond)} tok/s)`, w[0]!) + lpad(share(decode.tokenmill), w[1]!) + lpad(share(decode.llamacpp), w[2]!));
+    shareRow(out, w, decode, dl);
     out.push(`  (limit = ${fmt(p.readBandwidthGBs)} GB/s / ${fmt(dl.weightBytes / 1e9, 3)} GB of weights read per decode step)`);
+  }
+  for (const m of r.realModels) {
+    out.push('');
+    out.push(`${m.name}: ${m.label}, ${(m.bytes / 1e9).toFixed(2)} GB`);
+    row(out, w, `  ${m.prompt.label}`, m.prompt);
+    row(out, w, `  ${m.decode.label}`, m.decode);
+    if (m.decodeLimit) {
+      shareRow(out, w, m.decode, m.decodeLimit);
+      out.push(`    (limit = ${fmt(p.readBandwidthGBs)} GB/s / ${fmt(m.decodeLimit.weightBytes / 1e9, 3)} GB read per decode step)`);
+    }
   }
   if (r.sampling.length > 0) {
     out.push('');
@@ -95,6 +117,7 @@ export function printTable(r: BenchResult): void {
     out.push('ratios are tokenmill / llama.cpp medians: above 1 means tokenmill is faster');
   }
   if (r.http) printHttp(out, r.http);
+  if (r.timeline) printTimeline(out, r.timeline);
   console.log(out.join('\n'));
 }
 
@@ -110,4 +133,10 @@ function printHttp(out: string[], h: HttpResult): void {
   out.push(`  streaming, ${t.clients} concurrent clients, max_tokens ${t.maxTokens} (${t.model}, ${t.rounds} rounds, ${t.ttft.count} streams)`);
   out.push(pad('    time to first token p50 / p99', 46) + lpad(`${ms(t.ttft.p50Ms)} / ${ms(t.ttft.p99Ms)}`, 26));
   out.push(pad('    whole stream p50 / p99', 46) + lpad(`${ms(t.streamTotal.p50Ms)} / ${ms(t.streamTotal.p99Ms)}`, 26));
+}
+
+function printTimeline(out: string[], t: { totalSeconds: number; entries: TimelineEntry[] }): void {
+  out.push('');
+  out.push(`where the time went (wall seconds; total ${fmt(t.totalSeconds)} s)`);
+  for (const e of t.entries) out.push(pad(`  ${e.what}`, 46) + lpad(fmt(e.seconds), 10));
 }

@@ -2,26 +2,30 @@
 // process, interleaved A/B, medians and ratios (tokenmill / llama.cpp; above 1 means tokenmill is faster).
 // Never part of the test suite: the numbers mean something only on an otherwise idle machine.
 //
-// NOTE(bench): each measurement kind runs `reps` rounds; every round measures both implementations back
-// to back, alternating which goes first, so slow drifts of the machine (thermal, other load) hit both
-// alike. Every repetition uses a fresh random prompt (no prefix-cache reuse on either side), and both
-// sides get one untimed warm-up (page in the mapped weights, first allocations) before anything is timed.
+// NOTE(bench): each row runs interleaved repetitions (ab.ts: both implementations back to back, alternating
+// which goes first; 2-4 repetitions, more only while the spread is large). Every repetition uses a fresh
+// random prompt (no prefix-cache reuse on either side), and both sides get one untimed warm-up (page in the
+// mapped weights, first allocations) before anything is timed. Each model is loaded once per engine and
+// every row on it reuses that load; the timeline after the table says where the run's time went.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { compare, fixedReps, measure } from './ab.js';
 import { measureHttp, type HttpResult } from './http-bench.js';
 import { ensureModel } from './model-cache.js';
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.js';
+import { locateRealModels, measureRealModels, type RealModelResult } from './real-models.js';
 import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
 import { LlamacppSide, peerVersion } from './llamacpp-side.js';
 import { mappedGgmlCpuVariant } from './ggml-cpu-variant.js';
 import { describePlatform, type Platform } from './platform.js';
 import { measureSampling } from './sampling-cost.js';
 import type { Side } from './side.js';
-import { randomPrompt, series } from './stats.js';
+import { randomPrompt } from './stats.js';
 import { TokenmillSide } from './tokenmill-side.js';
 import type { SynthModelOptions } from './synth-model.js';
+import { Timeline } from './timeline.js';
 
 const log = (s: string): void => console.error(s);
 
@@ -40,24 +44,6 @@ function mainModel(quick: boolean, vocab: string): { name: string; options: Synt
     : { name: 'tinyllama-2048x22-q8_0', options: { arch: 'llama', type: 'Q8_0', nEmbd: 2048, nLayer: 22, nHead: 32, nHeadKv: 4, nFf: 5632, nCtx: 2048, vocab, seed: 1 } };
 }
 
-async function measure(sides: Side[], reps: number, what: (side: Side, rep: number) => Promise<number>): Promise<Map<string, number[]>> {
-  const out = new Map<string, number[]>(sides.map((s) => [s.name, []]));
-  for (let rep = 0; rep < reps; rep++) {
-    const order = rep % 2 === 0 ? sides : [...sides].reverse();
-    for (const side of order) out.get(side.name)!.push(await what(side, rep));
-  }
-  return out;
-}
-
-function compare(label: string, unit: string, values: Map<string, number[]>, lowerIsBetter = false): Comparison {
-  const tm = values.get('tokenmill'), ll = values.get('llamacpp');
-  const c: Comparison = { label, unit };
-  if (tm) c.tokenmill = series(tm);
-  if (ll) c.llamacpp = series(ll);
-  if (c.tokenmill && c.llamacpp) c.ratio = lowerIsBetter ? c.llamacpp.median / c.tokenmill.median : c.tokenmill.median / c.llamacpp.median;
-  return c;
-}
-
 interface SideFacts {
   /** Bytes of weights one decode step reads (tokenmill's reading of the model file). */
   decodeWeightBytes?: number;
@@ -65,43 +51,45 @@ interface SideFacts {
 }
 
 /** The A/B part: tokenmill and/or llama.cpp on the main model; `sides` is closed by the caller on error. */
-async function compareSides(opts: BenchOptions, repoRoot: string, modelPath: string, sides: Side[], facts: SideFacts): Promise<Comparison[]> {
+async function compareSides(tl: Timeline, opts: BenchOptions, repoRoot: string, modelPath: string, sides: Side[], facts: SideFacts): Promise<Comparison[]> {
   const w = opts.workload;
   const contextSize = Math.max(w.promptTokens, w.shortPromptTokens + Math.max(w.decodeTokens, w.aggregateTokens)) + 64;
   const prefix = { prefixStreams: w.prefixStreams, prefixContext: w.prefixSystemTokens + w.prefixQuestionTokens + 16 };
   if (opts.only !== 'llamacpp') {
-    const side = await TokenmillSide.open(modelPath, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens, ...prefix });
+    const side = await tl.time('main/load/tokenmill', () => TokenmillSide.open(modelPath, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens, ...prefix }));
     sides.push(side);
     facts.decodeWeightBytes = side.decodeWeightBytes();
   }
   if (opts.only !== 'tokenmill') {
-    sides.push(await LlamacppSide.open(repoRoot, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000, ...prefix }));
+    sides.push(await tl.time('main/load/llamacpp', () => LlamacppSide.open(repoRoot, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000, ...prefix })));
     facts.llamacppVariant = mappedGgmlCpuVariant();
   }
   const bos = 1;
   let seed = 1000;
   log('warm-up ...');
   for (const s of sides) {
-    await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++));
-    await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), 4, 'greedy');
+    await tl.time(`main/warm-up/${s.name}`, async () => {
+      await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++));
+      await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), 4, 'greedy');
+    });
   }
 
-  log(`prompt processing: ${w.promptTokens}-token prompt x ${w.reps} ...`);
-  const prefill = await measure(sides, w.reps, async (s) => w.promptTokens / (await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++))));
-  log(`single-stream decode: ${w.decodeTokens} tokens x ${w.reps} ...`);
-  const decode = await measure(sides, w.reps, async (s) => {
+  log(`prompt processing: ${w.promptTokens}-token prompt x ${w.reps.min}-${w.reps.max} ...`);
+  const prefill = await measure(tl, 'main/prompt', sides, w.reps, async (s) => w.promptTokens / (await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++))));
+  log(`single-stream decode: ${w.decodeTokens} tokens x ${w.reps.min}-${w.reps.max} ...`);
+  const decode = await measure(tl, 'main/decode', sides, w.reps, async (s) => {
     const r = await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), w.decodeTokens, 'greedy');
     return r.tokens / r.seconds;
   });
-  log(`aggregate decode: ${w.streams} streams x ${w.aggregateTokens} tokens x ${w.reps} ...`);
-  const aggregate = await measure(sides, w.reps, async (s) => {
+  log(`aggregate decode: ${w.streams} streams x ${w.aggregateTokens} tokens x ${w.reps.min}-${w.reps.max} ...`);
+  const aggregate = await measure(tl, 'main/aggregate', sides, w.reps, async (s) => {
     const prompts = Array.from({ length: w.streams }, () => randomPrompt(w.shortPromptTokens, 32000, bos, seed++));
     const r = await s.aggregate(prompts, w.aggregateTokens);
     if (r.tokens !== w.streams * w.aggregateTokens) throw new Error(`${s.name}: ${r.tokens} tokens generated, expected ${w.streams * w.aggregateTokens}`);
     return r.tokens / r.seconds;
   });
   log(`shared-prefix TTFT: ${w.prefixStreams} requests x (${w.prefixSystemTokens} shared + ${w.prefixQuestionTokens} own tokens) x ${w.prefixReps} ...`);
-  const shared = await measure(sides, w.prefixReps, async (s) => {
+  const shared = await measure(tl, 'main/shared-prefix', sides, fixedReps(w.prefixReps), async (s) => {
     const system = randomPrompt(w.prefixSystemTokens, 32000, bos, seed++);
     const questions = Array.from({ length: w.prefixStreams }, () => randomPrompt(w.prefixQuestionTokens, 32000, null, seed++));
     return s.sharedPrefix(system, questions);
@@ -113,42 +101,49 @@ async function compareSides(opts: BenchOptions, repoRoot: string, modelPath: str
     // Seconds: lower is better, so the ratio is llama.cpp / tokenmill (above 1 still means tokenmill is faster).
     compare(`shared-prefix TTFT s (${w.prefixStreams} x ${w.prefixSystemTokens}+${w.prefixQuestionTokens}), lower is better`, 's', shared, true),
   ];
-  for (const s of sides) await s.close();
+  await tl.time('main/close', async () => { for (const s of sides) await s.close(); });
   sides.length = 0;
   return comparisons;
 }
 
-async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
+async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
   const sharedDir = process.env.TOKENMILL_SHARED ? path.resolve(process.env.TOKENMILL_SHARED) : path.resolve(repoRoot, '..', 'shared');
   const spmVocab = path.join(sharedDir, 'models', 'vocab', 'ggml-vocab-llama-spm.gguf');
   const qwenVocab = path.join(sharedDir, 'models', 'vocab', 'ggml-vocab-qwen2.gguf');
   for (const f of [spmVocab, qwenVocab]) if (!existsSync(f)) throw new Error(`${f} not found (set TOKENMILL_SHARED)`);
   const w = opts.workload;
+  // Before anything slow runs: a missing real model fails the run at once, naming the fetch command.
+  const wantReal = !opts.httpOnly && !opts.skipRealModels;
+  const realFiles = wantReal ? await locateRealModels(repoRoot) : [];
   const loadBefore = os.loadavg()[0]!;
   if (loadBefore > 0.5) log(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before the run; the machine is not idle`);
 
   log(`measuring read bandwidth with ${opts.threads} threads ...`);
-  const platform: Platform = await describePlatform(repoRoot, opts.threads);
+  const platform: Platform = await tl.time('bandwidth', () => describePlatform(repoRoot, opts.threads));
   log(`${platform.cpu}: kernels ${platform.kernelLevel}, read bandwidth ${platform.readBandwidthGBs.toFixed(1)} GB/s`);
 
   const spec = mainModel(opts.quick, spmVocab);
-  const cached = await ensureModel(opts.cacheDir, spec.name, spec.options, 32000, log);
+  const cached = await tl.time('main/synth-model', () => ensureModel(opts.cacheDir, spec.name, spec.options, 32000, log));
   log(`model ${cached.path} (${(cached.bytes / 1e9).toFixed(2)} GB${cached.reused ? ', reused' : ''}); threads ${opts.threads}`);
 
   const sides: Side[] = [];
   try {
     let comparisons: Comparison[] = [];
+    let realModels: RealModelResult[] = [];
     const sampling: SamplingRow[] = [];
     const facts: SideFacts = {};
     if (!opts.httpOnly) {
-      comparisons = await compareSides(opts, repoRoot, cached.path, sides, facts);
+      comparisons = await compareSides(tl, opts, repoRoot, cached.path, sides, facts);
       const stepSeconds: Record<string, number> = {};
       const dc = comparisons[1]!;
       if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
       if (dc.llamacpp) stepSeconds.llamacpp = 1 / dc.llamacpp.median;
+      if (wantReal) {
+        realModels = await measureRealModels({ repoRoot, threads: opts.threads, only: opts.only, workload: w.real, bandwidthGBs: platform.readBandwidthGBs, tl, log }, realFiles);
+      }
       if (!opts.skipSampling) {
         for (const [vocabPath, nVocab] of [[spmVocab, 32000], [qwenVocab, 151936]] as const) {
-          sampling.push(await measureSampling({ opts, repoRoot, vocabPath, nVocab, stepSeconds, log }));
+          sampling.push(await tl.time(`sampling/v${nVocab}`, () => measureSampling({ opts, repoRoot, vocabPath, nVocab, stepSeconds, log })));
         }
       }
     }
@@ -156,7 +151,7 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
     if (!opts.skipHttp && opts.only !== 'llamacpp') {
       const tinyModelPath = path.join(sharedDir, 'models', 'stories260K.gguf');
       if (!existsSync(tinyModelPath)) throw new Error(`${tinyModelPath} not found (set TOKENMILL_SHARED)`);
-      http = await measureHttp({ repoRoot, tinyModelPath, mainModelPath: cached.path, mainModelName: spec.name, threads: opts.threads, workload: opts.http, log });
+      http = await tl.time('http', () => measureHttp({ repoRoot, tinyModelPath, mainModelPath: cached.path, mainModelName: spec.name, threads: opts.threads, workload: opts.http, log }));
     }
     return {
       date: new Date().toISOString(),
@@ -173,6 +168,7 @@ async function run(opts: BenchOptions, repoRoot: string): Promise<BenchResult> {
       peer: { package: 'node-llama-cpp', version: await peerVersion(repoRoot) },
       model: { name: spec.name, path: cached.path, bytes: cached.bytes, options: { ...spec.options, vocab: path.basename(spmVocab) } },
       comparisons,
+      realModels,
       sampling,
       ...(http ? { http } : {}),
     };
@@ -208,7 +204,9 @@ async function main(): Promise<number> {
     return error.message ? 2 : 0;
   }
   if (opts.quick) log('--quick: a smoke run on a small model with few repetitions; the numbers are not a measurement');
-  const result = await run(opts, repoRoot);
+  const tl = new Timeline(log);
+  const result = await run(tl, opts, repoRoot);
+  result.timeline = { totalSeconds: tl.total(), entries: tl.entries };
   printTable(result);
   mkdirSync(opts.resultsDir, { recursive: true });
   const file = path.join(opts.resultsDir, `${result.date.replace(/[:.]/g, '-')}${opts.quick ? '-quick' : ''}.json`);

@@ -1,14 +1,17 @@
-// The benchmark harness's pure parts (options, statistics, prompts, model cache). No timing here: the
-// benchmark itself only runs as `npm run bench`.
+// The benchmark harness's pure parts (options, statistics, prompts, model cache, the repetition policy, the
+// real-model lookup). No timing here: the benchmark itself only runs as `npm run bench`.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { compare, measure } from '../../bench/ab.js';
 import { ensureModel, estimateBytes } from '../../bench/model-cache.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
-import { fullSampling, logitBiasEntries } from '../../bench/side.js';
+import { locateRealModels } from '../../bench/real-models.js';
+import { fullSampling, logitBiasEntries, type Side } from '../../bench/side.js';
 import { median, randomPrompt, rng, series } from '../../bench/stats.js';
 import type { SynthModelOptions } from '../../bench/synth-model.js';
+import { Timeline } from '../../bench/timeline.js';
 
 describe('bench options', () => {
   it('defaults to 2 threads, both implementations and the full workload', () => {
@@ -18,7 +21,10 @@ describe('bench options', () => {
     expect(o.quick).toBe(false);
     expect(o.workload.promptTokens).toBe(512);
     expect(o.workload.streams).toBe(16);
+    expect(o.workload.reps).toEqual({ min: 2, max: 4, spread: 0.05 });
+    expect(o.skipRealModels).toBe(false);
     expect(o.resultsDir).toBe(path.join('/repo', 'bench', 'results'));
+    expect(parseOptions(['--skip-real-models'], '/repo').skipRealModels).toBe(true);
   });
 
   it('reads --quick, --threads N, --threads=N, --only, --reps and --cache-dir', () => {
@@ -26,7 +32,8 @@ describe('bench options', () => {
     expect(o.quick).toBe(true);
     expect(o.threads).toBe(4);
     expect(o.only).toBe('llamacpp');
-    expect(o.workload.reps).toBe(3);
+    expect(o.workload.reps).toEqual({ min: 3, max: 3, spread: 0 });
+    expect(o.workload.real.reps).toEqual({ min: 3, max: 3, spread: 0 });
     expect(o.workload.samplingReps).toBe(3);
     expect(o.cacheDir).toBe('/x/y');
     expect(o.workload.decodeTokens).toBeLessThan(parseOptions([], '/repo').workload.decodeTokens);
@@ -71,6 +78,57 @@ describe('bench statistics and prompts', () => {
     for (const [t, b] of e) {
       expect(Number.isInteger(t) && t >= 0 && t < 151936).toBe(true);
       expect(Math.abs(b)).toBeLessThanOrEqual(5);
+    }
+  });
+});
+
+describe('bench repetitions and comparison', () => {
+  // A fake side whose successive measurements are the given values.
+  const fake = (name: 'tokenmill' | 'llamacpp', values: number[]): Side & { calls: number } => {
+    const side = {
+      name, calls: 0,
+      prefill: async () => values[side.calls++]!,
+      decode: async () => ({ tokens: 1, seconds: 1 }),
+      aggregate: async () => ({ tokens: 1, seconds: 1 }),
+      sharedPrefix: async () => 1,
+      close: async () => undefined,
+    };
+    return side;
+  };
+
+  it('stops at the minimum when both spreads are small, runs up to the maximum while one is large', async () => {
+    const tl = new Timeline(() => undefined);
+    const reps = { min: 2, max: 4, spread: 0.05 };
+    const quiet = [fake('tokenmill', [10, 10.2, 99, 99]), fake('llamacpp', [5, 5.1, 99, 99])];
+    const q = await measure(tl, 'row', quiet, reps, (s) => s.prefill([]));
+    expect(q.get('tokenmill')).toEqual([10, 10.2]);
+    expect(q.get('llamacpp')).toEqual([5, 5.1]);
+    const noisy = [fake('tokenmill', [10, 10.1, 10, 10]), fake('llamacpp', [5, 8, 6, 6.1])];
+    const n = await measure(tl, 'row', noisy, reps, (s) => s.prefill([]));
+    expect(n.get('llamacpp')).toHaveLength(4);
+    expect(n.get('tokenmill')).toHaveLength(4);
+    expect(tl.entries.map((e) => e.what)).toEqual(['row/tokenmill', 'row/llamacpp']);
+    const c = compare('x', 'tok/s', q);
+    expect(c.ratio).toBeCloseTo(10.1 / 5.05, 10);
+    expect(compare('s', 's', q, true).ratio).toBeCloseTo(5.05 / 10.1, 10);
+  });
+});
+
+describe('bench real models', () => {
+  const saved = process.env.TOKENMILL_MODELS_CACHE;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.TOKENMILL_MODELS_CACHE;
+    else process.env.TOKENMILL_MODELS_CACHE = saved;
+  });
+
+  it('a model missing from the cache fails with the command that fetches it and the flag that skips it', async () => {
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'tm-bench-models-'));
+    process.env.TOKENMILL_MODELS_CACHE = empty;
+    try {
+      await expect(locateRealModels(path.resolve(__dirname, '..', '..'))).rejects.toThrow(
+        /qwen2\.5-coder-1\.5b-q4 is not in the models cache.*npm run fetch-models -- --model qwen2\.5-coder-1\.5b-q4.*--skip-real-models/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
     }
   });
 });
