@@ -9,8 +9,8 @@
 // the GGUF rows (row stride = the row's bytes, the base past the block's F16 scale), for Q4_0 and IQ4_NL the
 // block's rows decoded to int8 on the stack (the decoders of kernels/simd/int8-weights.h); B = the block of
 // n <= 16 tokens in VNNI layout (8 rows of 4 n bytes: row k holds bytes 4k..4k+3 of every token), repacked
-// once per 16 tokens per call; C = m x n int32 block dots, stored and folded into per-row accumulators of
-// 16 tokens (one zmm) with the step above, lane by lane. Every token count and row range takes the tiles
+// once per 16 tokens per call; C = m x n int32 block dots, stored and folded with the step above, lane by
+// lane, into per-row accumulators of 16 tokens (one zmm), or for one token into one zmm of 16 rows. Every token count and row range takes the tiles
 // (fewer rows or tokens: a smaller tile shape), so a row's result never depends on its batch or range.
 #if defined(TM_KERNELS_AMX_EMULATED)
 #include "kernels/simd/emulated-avx512.h"
@@ -143,15 +143,21 @@ using iq4_nl_weights = decoded_weights<quant::block_iq4_nl, iq4nl_levels32>;
 
 // Groups row groups of m rows each (Groups > 1 only with m = 16), the first at w (row stride wb), x the n
 // packed tokens: y[t * ldy + 16 g + r]. Tiles configured by the caller for (m, n). The groups share each B
-// tile load and their four C tiles are independent, so their TDPBSSDs can overlap.
-template <typename W, int Groups>
+// tile load and their four C tiles are independent, so their TDPBSSDs can overlap. The fold runs the step
+// of kernels/amx/block-step.h lane by lane (d_w * d_x rounded, then one fma): with several tokens one zmm
+// per row holds its 16 tokens; with one (decode, OneToken, n = 1) the C tile is a column of m int32 stored
+// contiguously and one zmm holds the 16 rows, so the fold costs one multiply and one fma per row group.
+template <typename W, int Groups, bool OneToken>
 void row_groups(const char * w, size_t wb, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
     using block = typename W::block;
-    __m512 acc[Groups][k_rows];
+    constexpr int acc_rows = OneToken ? 1 : k_rows;   // zmm accumulators per group
+    constexpr int stride = OneToken ? 4 : 4 * k_tok;  // C store stride: one int32, or 16
+    __m512 acc[Groups][acc_rows];
     for (auto & g : acc)
         for (__m512 & a : g) a = _mm512_setzero_ps();
-    alignas(64) int32_t dots[Groups][k_rows][k_tok] = {};   // C tiles: group, row, token (past n: unused)
+    alignas(64) int32_t dots[Groups][k_rows * k_tok] = {};     // C tiles (past m rows and n tokens: zero or unused)
     alignas(64) int8_t staging[Groups][k_rows][quant::qk8_0]; // decoded weights (formats not read in place)
+    alignas(32) uint16_t dw16[k_rows] = {};                   // one token: a group's F16 row scales (zero past m)
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t * xp = pack + size_t(b) * k_pack_block;
         TM_TILE_LOADD(0, xp, 4 * k_tok);
@@ -159,25 +165,49 @@ void row_groups(const char * w, size_t wb, int m, int64_t nb, const uint8_t * pa
         if constexpr (Groups > 1) TM_AMX_GROUP(1, 2, 5);
         if constexpr (Groups > 2) TM_AMX_GROUP(2, 3, 6);
         if constexpr (Groups > 3) TM_AMX_GROUP(3, 1, 7);
-        TM_TILE_STORED(4, dots[0], 4 * k_tok);
-        if constexpr (Groups > 1) TM_TILE_STORED(5, dots[1], 4 * k_tok);
-        if constexpr (Groups > 2) TM_TILE_STORED(6, dots[2], 4 * k_tok);
-        if constexpr (Groups > 3) TM_TILE_STORED(7, dots[3], 4 * k_tok);
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xp + k_pack_quads));
-        for (int g = 0; g < Groups; ++g)
-            for (int r = 0; r < m; ++r) {
-                const float dw = _cvtsh_ss(reinterpret_cast<const block *>(w + size_t(k_rows * g + r) * wb)[b].d);
-                // amx_block_step (kernels/amx/block-step.h) on 16 tokens: d_w * d_x rounded, then one fma.
-                const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dw), dx);
-                acc[g][r] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[g][r])), acc[g][r]);
+        TM_TILE_STORED(4, dots[0], stride);
+        if constexpr (Groups > 1) TM_TILE_STORED(5, dots[1], stride);
+        if constexpr (Groups > 2) TM_TILE_STORED(6, dots[2], stride);
+        if constexpr (Groups > 3) TM_TILE_STORED(7, dots[3], stride);
+        const float * dx = reinterpret_cast<const float *>(xp + k_pack_quads);
+        for (int g = 0; g < Groups; ++g) {
+            const char * wg = w + size_t(k_rows * g) * wb;
+            if constexpr (OneToken) {
+                for (int r = 0; r < m; ++r) dw16[r] = reinterpret_cast<const block *>(wg + size_t(r) * wb)[b].d;
+                const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i *>(dw16)));
+                const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[0]));
+                acc[g][0] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[g])), acc[g][0]);
+            } else {
+                const __m512 dxv = _mm512_loadu_ps(dx);
+                for (int r = 0; r < m; ++r) {
+                    const float dw = _cvtsh_ss(reinterpret_cast<const block *>(wg + size_t(r) * wb)[b].d);
+                    const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dw), dxv);
+                    acc[g][r] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[g] + k_tok * r)), acc[g][r]);
+                }
             }
-    }
-    for (int g = 0; g < Groups; ++g)
-        for (int r = 0; r < m; ++r) {
-            alignas(64) float out[k_tok];
-            _mm512_store_ps(out, acc[g][r]);
-            for (int t = 0; t < n; ++t) y[t * ldy + k_rows * g + r] = out[t];
         }
+    }
+    for (int g = 0; g < Groups; ++g) {
+        alignas(64) float out[k_tok];
+        if constexpr (OneToken) {
+            _mm512_store_ps(out, acc[g][0]);
+            for (int r = 0; r < m; ++r) y[k_rows * g + r] = out[r];
+        } else {
+            for (int r = 0; r < m; ++r) {
+                _mm512_store_ps(out, acc[g][r]);
+                for (int t = 0; t < n; ++t) y[t * ldy + k_rows * g + r] = out[t];
+            }
+        }
+    }
+}
+
+// The row groups of one 16-token group: OneToken picks the decode fold.
+template <typename W, int Groups>
+void row_groups_for(const char * w, size_t wb, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
+    if (n == 1)
+        row_groups<W, Groups, true>(w, wb, m, nb, pack, n, y, ldy);
+    else
+        row_groups<W, Groups, false>(w, wb, m, nb, pack, n, y, ldy);
 }
 
 #pragma GCC diagnostic pop
@@ -218,17 +248,17 @@ void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void 
         int64_t g = 0;
         if (full > 0) shape(k_rows, n);
         for (; g + k_groups <= full; g += k_groups)
-            row_groups<W, k_groups>(wc + size_t(g * k_rows) * wb, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy);
+            row_groups_for<W, k_groups>(wc + size_t(g * k_rows) * wb, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy);
         const char * wg = wc + size_t(g * k_rows) * wb;
         switch (full - g) {
-            case 3: row_groups<W, 3>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
-            case 2: row_groups<W, 2>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
-            case 1: row_groups<W, 1>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
+            case 3: row_groups_for<W, 3>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
+            case 2: row_groups_for<W, 2>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
+            case 1: row_groups_for<W, 1>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
             default: break;
         }
         if (tail > 0) {
             shape(tail, n);
-            row_groups<W, 1>(wc + size_t(full * k_rows) * wb, wb, tail, nb, pack, n, yt + full * k_rows, ldy);
+            row_groups_for<W, 1>(wc + size_t(full * k_rows) * wb, wb, tail, nb, pack, n, yt + full * k_rows, ldy);
         }
     }
     TM_TILE_RELEASE();
