@@ -10,8 +10,9 @@
 // block's rows decoded to int8 on the stack (the decoders of kernels/simd/int8-weights.h); B = the block of
 // n <= 16 tokens in VNNI layout (8 rows of 4 n bytes: row k holds bytes 4k..4k+3 of every token), repacked
 // once per 16 tokens per call; C = m x n int32 block dots, stored and folded with the step above, lane by
-// lane, into per-row accumulators of 16 tokens (one zmm), or for one token into one zmm of 16 rows. Every token count and row range takes the tiles
-// (fewer rows or tokens: a smaller tile shape), so a row's result never depends on its batch or range.
+// lane, into per-row accumulators of 16 tokens (one zmm), or for one token into one zmm of 16 rows. Every
+// token count and row range takes the tiles (fewer rows or tokens: a smaller tile shape), so a row's result
+// never depends on its batch or range.
 #if defined(TM_KERNELS_AMX_EMULATED)
 #include "kernels/simd/emulated-avx512.h"
 #define TM_AMX_LEVEL amx_emulated
