@@ -1,7 +1,9 @@
 // Reference matmul rows for the 256-element super-block formats (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS)
 // against Q8_K activations. Per super-block the scaled integer sums are exact; the weight offsets (mins,
 // or -32 for Q6_K) are applied through the activations' 16-element sums. Float accumulation runs in
-// block order: sum += (d_x * d_w) * isum (- (d_x * dmin_w) * msum), ggml's per-super-block arithmetic.
+// block order: sum += (d_x * d_w) * isum (- (d_x * dmin_w) * msum), ggml's per-super-block arithmetic —
+// except Q4_K and Q6_K, which follow, step for step, the kernels llama.cpp's x86 builds run for them
+// (NOTE(k-matmul-ggml) below), so that every level gives their bits.
 #include "kernels/kernels.h"
 #include "kernels/ref/rows.h"
 #include "quant/fp16.h"
@@ -12,6 +14,8 @@
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
 #include "quant/q8-k.h"
+
+#include <cmath>
 
 namespace tmill::kernels::ref {
 
@@ -39,18 +43,34 @@ float k4_block(const uint8_t * q, const uint8_t * scales, uint16_t d16, uint16_t
     return x.d * quant::fp16_to_fp32(d16) * float(isum) - x.d * quant::fp16_to_fp32(dmin16) * float(msum);
 }
 
+// NOTE(k-matmul-ggml): llama.cpp's x86 builds (AVX2 and up) repack Q4_K weights whose row count is a
+// multiple of 8 and multiply one token by them with ggml_gemv_q4_K_8x8_q8_K: per super-block the exact
+// integer sums isum = sum_j sc_j * dot_j and msum = sum_j m_j * xsum_j, then two F32 chains,
+// acc = fma(isum, d_w * d_x, acc) and macc = fma(msum, dmin_w * d_x, macc), and acc - macc at the end.
+// Q6_K is not repacked: ggml_vec_dot_q6_K_q8_K (AVX2) keeps 8 int32 lanes per super-block — lane l sums
+// sc * (q + 32) * x over the elements at bytes 4l..4l+3 of each 32-element chunk, minus 32 * (sc * xsum)
+// of sub-blocks 2l and 2l+1 — adds each lane into an 8-lane F32 accumulator with fma(d_x * d_w, lane,
+// acc), and sums the 8 lanes at the end as hsum8 does. (Several tokens at once go through other kernels
+// in llama.cpp — a 4-token Q4_K gemm that rounds differently — so llama.cpp is compared one token per
+// batch: docs/kernels.md.)
 float dot_q4_k(const block_q4_k * w, const block_q8_k * x, int64_t nb) {
-    float sum = 0.0f;
-    uint8_t q[qk_k];
+    float acc = 0.0f, macc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
-        for (int c = 0; c < 4; ++c)
-            for (int l = 0; l < 32; ++l) {
-                q[64 * c + l] = w[b].qs[32 * c + l] & 0x0f;
-                q[64 * c + 32 + l] = w[b].qs[32 * c + l] >> 4;
-            }
-        sum += k4_block(q, w[b].scales, w[b].d, w[b].dmin, x[b]);
+        uint8_t sc[8], m[8];
+        quant::unpack_k4_scales(w[b].scales, sc, m);
+        int isum = 0, msum = 0;
+        for (int j = 0; j < 8; ++j) {
+            const uint8_t * qs = w[b].qs + 32 * (j / 2);
+            const int shift = 4 * (j % 2);
+            int dot = 0;
+            for (int l = 0; l < 32; ++l) dot += int((qs[l] >> shift) & 0x0f) * int(x[b].qs[32 * j + l]);
+            isum += int(sc[j]) * dot;
+            msum += int(m[j]) * (int(x[b].bsums[2 * j]) + int(x[b].bsums[2 * j + 1]));
+        }
+        acc = std::fma(float(isum), quant::fp16_to_fp32(w[b].d) * x[b].d, acc);
+        macc = std::fma(float(msum), quant::fp16_to_fp32(w[b].dmin) * x[b].d, macc);
     }
-    return sum;
+    return acc - macc;
 }
 
 float dot_q5_k(const block_q5_k * w, const block_q8_k * x, int64_t nb) {
@@ -69,7 +89,7 @@ float dot_q5_k(const block_q5_k * w, const block_q8_k * x, int64_t nb) {
 }
 
 float dot_q6_k(const block_q6_k * w, const block_q8_k * x, int64_t nb) {
-    float sum = 0.0f;
+    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     int8_t q[qk_k];  // signed 6-bit values, -32..31
     for (int64_t b = 0; b < nb; ++b) {
         for (int h = 0; h < 2; ++h) {
@@ -83,15 +103,14 @@ float dot_q6_k(const block_q6_k * w, const block_q8_k * x, int64_t nb) {
                 o[l + 96] = int8_t(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
             }
         }
-        int isum = 0;
-        for (int s = 0; s < 16; ++s) {
-            int dot = 0;
-            for (int l = 0; l < 16; ++l) dot += int(q[16 * s + l]) * int(x[b].qs[16 * s + l]);
-            isum += int(w[b].scales[s]) * dot;
-        }
-        sum += x[b].d * quant::fp16_to_fp32(w[b].d) * float(isum);
+        int lane[8];
+        for (int l = 0; l < 8; ++l)
+            lane[l] = -32 * (int(w[b].scales[2 * l]) * int(x[b].bsums[2 * l]) + int(w[b].scales[2 * l + 1]) * int(x[b].bsums[2 * l + 1]));
+        for (int e = 0; e < qk_k; ++e) lane[(e % 32) / 4] += int(w[b].scales[e / 16]) * (int(q[e]) + 32) * int(x[b].qs[e]);
+        const float d = x[b].d * quant::fp16_to_fp32(w[b].d);
+        for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, float(lane[l]), acc[l]);
     }
-    return sum;
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
 }
 
 float dot_q2_k(const block_q2_k * w, const block_q8_k * x, int64_t nb) {

@@ -37,17 +37,27 @@ struct avx2_int_dots {
     // No multi-token Q8_0 tile of its own: the generic tile serves every shape.
     static constexpr bool q8_many_tile = false;
 
+    static float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
+    static int hsum_i32(__m256i v) {
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+        return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1)));
+    }
+
     // K-quants: per super-block and sub-block, maddubs of unsigned weights by signed activations, madd by the
-    // 16-bit sub-block scale, into 8 int32 lanes; the Q4_K/Q5_K mins into a scalar float subtracted at the
-    // end; Q6_K's -32 offset folded into the integer sum.
+    // 16-bit sub-block scale, into 8 int32 lanes. Q4_K then takes llama.cpp's arithmetic (kernels/ref/
+    // matmul-k.cpp, NOTE(k-matmul-ggml)): the lanes and the mins' sum reduced to two exact integers per
+    // super-block, each added into its own F32 chain by an FMA. Q5_K keeps an 8-lane accumulator and its mins
+    // in a scalar float subtracted at the end. Q6_K's -32 offset is folded into the lanes as ggml folds it.
     // Q4_K (HIGH_BIT = false) and Q5_K (HIGH_BIT = true).
     template <typename W, bool HIGH_BIT, int R, int T>
     static void tile_k4(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
         const int64_t nb = n_in / qk_k;
         __m256 acc[R][T];
         float mins[R][T];
+        float acc1[R][T];   // Q4_K: the isum chain (mins holds the msum chain)
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); mins[r][t] = 0.0f; }
+            for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); mins[r][t] = 0.0f; acc1[r][t] = 0.0f; }
         const __m256i low4 = _mm256_set1_epi8(0x0f);
         const __m256i one = _mm256_set1_epi8(1);
         for (int64_t b = 0; b < nb; ++b) {
@@ -81,13 +91,18 @@ struct avx2_int_dots {
                 for (int t = 0; t < T; ++t) {
                     int msum = 0;
                     for (int j = 0; j < 8; ++j) msum += int(m[j]) * (int(xs[t]->bsums[2 * j]) + int(xs[t]->bsums[2 * j + 1]));
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
-                    mins[r][t] += xs[t]->d * dmin * float(msum);
+                    if constexpr (HIGH_BIT) {
+                        acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
+                        mins[r][t] += xs[t]->d * dmin * float(msum);
+                    } else {
+                        acc1[r][t] = fma1(float(hsum_i32(isum[t])), d * xs[t]->d, acc1[r][t]);
+                        mins[r][t] = fma1(float(msum), dmin * xs[t]->d, mins[r][t]);
+                    }
                 }
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]) - mins[r][t];
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = (HIGH_BIT ? hsum8(acc[r][t]) : acc1[r][t]) - mins[r][t];
     }
 
     template <int R, int T>
@@ -103,12 +118,11 @@ struct avx2_int_dots {
             for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
             for (int r = 0; r < R; ++r) {
                 const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
+                // Lane l starts at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1, as ggml's lanes do.
+                const __m256i scw16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->scales)));
                 __m256i isum[T];
-                for (int t = 0; t < T; ++t) {
-                    int bias = 0;
-                    for (int s = 0; s < 16; ++s) bias += int(wblk->scales[s]) * int(xs[t]->bsums[s]);
-                    isum[t] = _mm256_setr_epi32(-32 * bias, 0, 0, 0, 0, 0, 0, 0);
-                }
+                for (int t = 0; t < T; ++t)
+                    isum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(scw16, load256(xs[t]->bsums)), 5));
                 for (int h = 0; h < 2; ++h) {
                     const __m256i ql0 = load256(wblk->ql + 64 * h);
                     const __m256i ql1 = load256(wblk->ql + 64 * h + 32);

@@ -101,19 +101,36 @@ struct avx512_int_dots {
         return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(short(a))), _mm256_set1_epi16(short(b)), 1);
     }
 
+    static float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
+    static int hsum_i32(__m256i v) {
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+        return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1)));
+    }
+    // A zmm's 16 int32 lanes folded to 8: lane l + lane l + 8 (exact).
+    static __m256i fold8(__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); }
+
     // K-quants, 64 weights a register: two sub-blocks side by side in one zmm (Q4_K/Q5_K: a 32-byte chunk's
     // low nibbles, then its high nibbles — elements 64c .. 64c+63, the order of the activations), maddubs of
-    // unsigned weights by signed activations, then VNNI dpwssd by the 16-bit sub-block scales. The Q4_K/Q5_K
-    // mins go through the activations' 16-element sums into an 8-lane float accumulator subtracted at the
-    // end; Q6_K's -32 offset is folded into the integer sum.
+    // unsigned weights by signed activations, then VNNI dpwssd by the 16-bit sub-block scales. Q4_K then takes
+    // llama.cpp's arithmetic (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)): the lanes and the mins' sum
+    // reduced to two exact integers per super-block, each added into its own F32 chain by an FMA. Q5_K keeps
+    // a 16-lane accumulator and its mins in an 8-lane one subtracted at the end. Q6_K's -32 offset is folded
+    // into the lanes as ggml folds it, and the 16 lanes are folded to ggml's 8 (each zmm half holds a
+    // 32-element chunk, so lanes l and l + 8 cover the same bytes) before the 8-lane FMA.
     // Q4_K (HIGH_BIT = false) and Q5_K (HIGH_BIT = true).
     template <typename W, bool HIGH_BIT, int R, int T>
     static void tile_k4(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
         const int64_t nb = n_in / qk_k;
         __m512 acc[R][T];
         __m256 macc[R][T];
+        float acc1[R][T], macc1[R][T];   // Q4_K: the isum and msum chains
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) { acc[r][t] = _mm512_setzero_ps(); macc[r][t] = _mm256_setzero_ps(); }
+            for (int t = 0; t < T; ++t) {
+                acc[r][t] = _mm512_setzero_ps();
+                macc[r][t] = _mm256_setzero_ps();
+                acc1[r][t] = macc1[r][t] = 0.0f;
+            }
         const __m512i low4 = _mm512_set1_epi8(0x0f);
         const __m512i one = _mm512_set1_epi8(1);
         // Chunk c's scale words: sub-block 2c in the low half, 2c + 1 in the high half.
@@ -151,21 +168,27 @@ struct avx512_int_dots {
                 const float d = _cvtsh_ss(wblk->d), dmin = _cvtsh_ss(wblk->dmin);
                 for (int t = 0; t < T; ++t) {
                     const __m256i msum = _mm256_madd_epi16(mw, load256(xs[t]->bsums));
-                    acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
-                    macc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * dmin), _mm256_cvtepi32_ps(msum), macc[r][t]);
+                    if constexpr (HIGH_BIT) {
+                        acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
+                        macc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * dmin), _mm256_cvtepi32_ps(msum), macc[r][t]);
+                    } else {
+                        acc1[r][t] = fma1(float(hsum_i32(fold8(isum[t]))), d * xs[t]->d, acc1[r][t]);
+                        macc1[r][t] = fma1(float(hsum_i32(msum)), dmin * xs[t]->d, macc1[r][t]);
+                    }
                 }
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(acc[r][t]) - hsum8(macc[r][t]);
+            for (int t = 0; t < T; ++t)
+                y[t * ldy + r] = HIGH_BIT ? hsum16(acc[r][t]) - hsum8(macc[r][t]) : acc1[r][t] - macc1[r][t];
     }
 
     template <int R, int T>
     static void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
         const int64_t nb = n_in / qk_k;
-        __m512 acc[R][T];
+        __m256 acc[R][T];
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
         const __m512i low4 = _mm512_set1_epi8(0x0f);
         const __m512i three = _mm512_set1_epi8(3);
         // Scale words of 64-element group g (of 4): one scale per 16 elements, so word i takes scale 4g + i / 8.
@@ -206,11 +229,11 @@ struct avx512_int_dots {
                 }
                 const float d = _cvtsh_ss(wblk->d);
                 for (int t = 0; t < T; ++t)
-                    acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(fold8(isum[t])), acc[r][t]);
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(acc[r][t]);
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
     }
 
 };

@@ -1,10 +1,11 @@
 // Matmul rows for Q4_K, Q5_K and Q6_K weights against Q8_K activations, once per ISA.
 //
-// NOTE(k-matmul): per (row, token) pair and super-block the scaled integer sum is exact and is converted
+// NOTE(k-matmul): per (row, token) pair and super-block the scaled integer sums are exact and are converted
 // once, then added with weight (d_w * d_x) to a float accumulator; the Q4_K/Q5_K mins are accumulated apart
-// and subtracted at the end; Q6_K's -32 offset is folded into the integer sum. How the integer sums are
-// formed and how wide the float accumulators are is the ISA's (int_dots: 32 weights a register on AVX2, 64
-// with VNNI on AVX-512), so the levels may differ in the last bits; the sequence per pair is the same in
+// and subtracted at the end; Q6_K's -32 offset is folded into the integer sums. Q4_K and Q6_K accumulate as
+// llama.cpp's x86 builds do (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)), so every level gives the
+// reference's bits; Q5_K's float accumulator width is the ISA's (int_dots: 32 weights a register on AVX2,
+// 64 with VNNI on AVX-512), so its levels may differ in the last bits. The sequence per pair is the same in
 // every tile shape (batch invariance). One row per tile, up to 4 tokens share each unpacked weight chunk.
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
