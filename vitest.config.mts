@@ -4,10 +4,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Real models (PyPI downloads, minutes of CPU): npm run test:real and test:real-large; test/real joins
-    // npm test once its conversations all match llama.cpp (see test/real/chat-parity.ts). test/cuda needs
-    // the CUDA variant: npm run test:cuda (vitest.cuda.config.mts).
-    exclude: ['test/peer/**', 'test/real/**', 'test/real-large/**', 'test/cuda/**', 'node_modules/**'],
+    // test/real (the small real models' chat parity with llama.cpp, fetched from PyPI on first use) runs
+    // here; the 1.5B model's in npm run test:real-large. test/cuda needs the CUDA variant: npm run test:cuda
+    // (vitest.cuda.config.mts).
+    exclude: ['test/peer/**', 'test/real-large/**', 'test/cuda/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,

