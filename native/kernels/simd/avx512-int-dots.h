@@ -101,12 +101,6 @@ struct avx512_int_dots {
         return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(short(a))), _mm256_set1_epi16(short(b)), 1);
     }
 
-    static float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
-    static int hsum_i32(__m256i v) {
-        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-        return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1)));
-    }
     // A zmm's 16 int32 lanes folded to 8: lane l + lane l + 8 (exact).
     static __m256i fold8(__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); }
 
@@ -124,12 +118,12 @@ struct avx512_int_dots {
         const int64_t nb = n_in / qk_k;
         __m512 acc[R][T];
         __m256 macc[R][T];
-        float acc1[R][T], macc1[R][T];   // Q4_K: the isum and msum chains
+        __m128 chains[R][T];   // Q4_K: lane 0 the isum chain, lane 1 the msum chain (lanes 2, 3 unused)
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t) {
                 acc[r][t] = _mm512_setzero_ps();
                 macc[r][t] = _mm256_setzero_ps();
-                acc1[r][t] = macc1[r][t] = 0.0f;
+                chains[r][t] = _mm_setzero_ps();
             }
         const __m512i low4 = _mm512_set1_epi8(0x0f);
         const __m512i one = _mm512_set1_epi8(1);
@@ -172,15 +166,20 @@ struct avx512_int_dots {
                         acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
                         macc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * dmin), _mm256_cvtepi32_ps(msum), macc[r][t]);
                     } else {
-                        acc1[r][t] = fma1(float(hsum_i32(fold8(isum[t]))), d * xs[t]->d, acc1[r][t]);
-                        macc1[r][t] = fma1(float(hsum_i32(msum)), dmin * xs[t]->d, macc1[r][t]);
+                        // Both exact totals at once (lane 0: isum, lane 1: msum), then both chains' FMAs in one
+                        // instruction: per lane the same fma(total, scale, chain) as two scalar FMAs.
+                        const __m256i h = _mm256_hadd_epi32(fold8(isum[t]), msum);
+                        const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+                        const __m128 totals = _mm_cvtepi32_ps(_mm_hadd_epi32(q, q));
+                        chains[r][t] = _mm_fmadd_ps(totals, _mm_setr_ps(d * xs[t]->d, dmin * xs[t]->d, 0.0f, 0.0f), chains[r][t]);
                     }
                 }
             }
         }
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t)
-                y[t * ldy + r] = HIGH_BIT ? hsum16(acc[r][t]) - hsum8(macc[r][t]) : acc1[r][t] - macc1[r][t];
+                y[t * ldy + r] = HIGH_BIT ? hsum16(acc[r][t]) - hsum8(macc[r][t])
+                                          : _mm_cvtss_f32(chains[r][t]) - _mm_cvtss_f32(_mm_shuffle_ps(chains[r][t], chains[r][t], 1));
     }
 
     template <int R, int T>
