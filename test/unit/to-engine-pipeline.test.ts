@@ -9,6 +9,7 @@ import type { GenerateRequest } from '../../lib/engine/generate-request.js';
 import { checkChat, prepareChat, runChat, runChatStream } from '../../lib/openai/chat-completions.js';
 import type { ChatContext, ChatModel, ChatStreamItem, ChatUsageRecord } from '../../lib/openai/chat-completions.js';
 import type { ChatCompletionChunk } from '../../lib/openai/protocol.js';
+import { markValidated, validateChatRequest } from '../../lib/openai/validate.js';
 
 // The events of one choice; the fake engine interleaves the n choices as the native engine does.
 type Script = (req: GenerateRequest, choice: number) => GenerateEvent[];
@@ -290,5 +291,20 @@ describe('the structured-outputs grammar compiles asynchronously', () => {
     // A model without compileGrammar refuses structured outputs with a 400, synchronously.
     f.ctx.model = fixture(() => []).ctx.model;
     expect(await status(body(g))).toBe(400);
+  });
+
+});
+
+describe('checkChat and requests the server validated', () => {
+  test('a request marked validated is taken as it is (no second validation), unless the max_logprobs differs', () => {
+    const f = fixture(() => []);
+    const v = validateChatRequest(body({ top_logprobs: 3, logprobs: true }), { maxLogprobs: 20 });
+    if (!v.ok) throw new Error('the fixture body is valid');
+    // A marked object is not looked at again: even a field made invalid afterwards goes through, which
+    // shows no second validation ran (the server only marks values validateChatRequest returned).
+    const marked = markValidated({ ...v.value, stream: 'yes' as never }, 20);
+    expect(checkChat(f.ctx, marked)).toBe(marked);
+    expect(() => checkChat(f.ctx, { ...marked })).toThrow(expect.objectContaining({ status: 422 }));
+    expect(() => checkChat(f.ctx, markValidated({ ...v.value, stream: 'yes' as never }, 5))).toThrow(expect.objectContaining({ status: 422 }));
   });
 });
