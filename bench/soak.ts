@@ -13,6 +13,7 @@
 //   Default models: stories260K (../shared or $TOKENMILL_SHARED) and a synthetic TinyLlama-shape model
 //   (llama 2048x22, Q8_0, random weights; written once to the bench cache, like npm run bench).
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -225,6 +226,42 @@ class Watchdog {
   }
 }
 
+// node:http, not fetch: fetch (undici) gives up on a response whose headers take over 300 s, and under
+// the soak's overload a queued stream (the server sends headers with its first chunk) can wait longer.
+const agent = new http.Agent({ keepAlive: true });
+
+/** POSTs `body`; resolves with the response once its headers arrived (no client-side time limit). */
+function post(url: string, body: string, key: string, signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${key}` },
+    }, (res) => {
+      response = res;
+      resolve(res);
+    });
+    let response: http.IncomingMessage | null = null;
+    // Destroyed without an error (an error would land on the pooled socket, which nobody listens to): the
+    // caller knows from its signal's reason why its request or read failed.
+    const onAbort = (): void => {
+      if (response) response.destroy();
+      else req.destroy();
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    req.once('close', () => signal.removeEventListener('abort', onAbort));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function readAll(res: http.IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const piece of res as AsyncIterable<string>) text += piece;
+  return text;
+}
+
 async function client(base: string, key: string, r: () => number, until: number, t: Tally, dog: Watchdog): Promise<void> {
   const count = (k: string) => t.status.set(k, (t.status.get(k) ?? 0) + 1);
   while (Date.now() < until) {
@@ -240,29 +277,27 @@ async function client(base: string, key: string, r: () => number, until: number,
       controller.abort(new Error('hang'));
     });
     try {
-      const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, signal: controller.signal });
-      count(String(res.status));
-      if (res.status >= 500) t.failures.push(`${res.status}: ${(await res.text()).slice(0, 200)}`);
-      if (res.status !== 200) {
-        // What the 4xx answers said (the malformed bodies' 422s, and any 400 the random parameters earn).
-        if (res.status < 500) {
-          const text = await res.text();
-          const why = `${res.status} ${(/"message":"([^"]{0,120})/.exec(text)?.[1] ?? /"msg":"([^"]{0,120})/.exec(text)?.[1] ?? text.slice(0, 120))}`;
+      const res = await post(`${base}/v1/chat/completions`, body, key, controller.signal);
+      const status = res.statusCode ?? 0;
+      count(String(status));
+      if (status !== 200) {
+        const text = await readAll(res);
+        if (status >= 500) t.failures.push(`${status}: ${text.slice(0, 200)}`);
+        else {
+          // What the 4xx answers said (the malformed bodies' 422s, and any 400 the random parameters earn).
+          const why = `${status} ${(/"message":"([^"]{0,120})/.exec(text)?.[1] ?? /"msg":"([^"]{0,120})/.exec(text)?.[1] ?? text.slice(0, 120))}`;
           t.refusals.set(why, (t.refusals.get(why) ?? 0) + 1);
         }
         continue;
       }
       phase = 'streaming';
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
+      res.setEncoding('utf8');
       let chunks = 0;
       let last = 0;
       let text = '';
-      for (;;) {
-        const step = await reader.read();
-        if (step.done) break;
+      for await (const piece of res as AsyncIterable<string>) {
         dog.progress(watch);
-        text += decoder.decode(step.value, { stream: true });
+        text += piece;
         const now = performance.now();
         if (last === 0) t.ttft.push(now - started);
         else t.itl.push(now - last);
@@ -281,9 +316,11 @@ async function client(base: string, key: string, r: () => number, until: number,
       }
     } catch (e) {
       const reason: unknown = controller.signal.reason;
-      const message = reason instanceof Error && reason.message === 'hang' ? 'hang' : (e as Error).message;
+      const aborted = controller.signal.aborted;
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const message = reason instanceof Error && reason.message === 'hang' ? 'hang' : `${(e as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`;
       if (message === 'hang') t.failures.push(`hang ${phase} (priority ${priority}; ${hangWhy}): ${body.slice(0, 300)}`);
-      else if ((e as Error).name !== 'AbortError') t.failures.push(`client error: ${message}`);
+      else if (!aborted) t.failures.push(`client error: ${message}`);
       controller.abort();
     } finally {
       dog.done(watch);
