@@ -50,10 +50,10 @@ export interface BenchOptions {
 }
 
 // Sized so the whole default run (real models and HTTP included) stays under 10 minutes on 2 cores; the
-// timeline printed after the table shows where the time goes. Rows repeat 2-4 times (ab.ts: more only while
+// timeline printed after the table shows where the time goes. Rows repeat 2-3 times (ab.ts: more only while
 // the spread exceeds 5 %).
 const fullWorkload: Workload = {
-  promptTokens: 512, decodeTokens: 64, streams: 16, aggregateTokens: 32, shortPromptTokens: 16, reps: { min: 2, max: 4, spread: 0.05 },
+  promptTokens: 512, decodeTokens: 64, streams: 16, aggregateTokens: 32, shortPromptTokens: 16, reps: { min: 2, max: 3, spread: 0.05 },
   samplingTokens: 128, samplingReps: 5, samplingPromptTokens: 64,
   prefixStreams: 16, prefixSystemTokens: 1000, prefixQuestionTokens: 20, prefixReps: 1,
   real: { promptTokens: 256, decodeTokens: 32, shortPromptTokens: 16, reps: { min: 2, max: 3, spread: 0.05 } },
@@ -74,8 +74,8 @@ export const usage = `usage: npm run bench -- [--quick] [--threads N] [--only to
   --quick          small synthetic model and fewer repetitions (a smoke run, not a measurement)
   --threads N      threads for both implementations (default 2)
   --only X         measure one implementation (no ratios)
-  --reps N         exactly N repetitions per measurement (default: 2, up to 4 while the spread
-                   between repetitions exceeds 5 %; real models 2-3; quick 2)
+  --reps N         exactly N repetitions per measurement (default: 2, up to 3 while the spread
+                   between repetitions exceeds 5 %; quick 2)
   --prefix-reps N  repetitions of the shared-prefix TTFT row (default 1: llama.cpp's side evaluates
                    16 x 1,020 prompt tokens per repetition, minutes on 2 cores)
   --skip-sampling  leave out the sampling-cost measurement

@@ -3,7 +3,7 @@
 // Never part of the test suite: the numbers mean something only on an otherwise idle machine.
 //
 // NOTE(bench): each row runs interleaved repetitions (ab.ts: both implementations back to back, alternating
-// which goes first; 2-4 repetitions, more only while the spread is large). Every repetition uses a fresh
+// which goes first; 2-3 repetitions, more only while the spread is large). Every repetition uses a fresh
 // random prompt (no prefix-cache reuse on either side), and both sides get one untimed warm-up (page in the
 // mapped weights, first allocations) before anything is timed. Each model is loaded once per engine and
 // every row on it reuses that load; the timeline after the table says where the run's time went.

@@ -21,7 +21,7 @@ describe('bench options', () => {
     expect(o.quick).toBe(false);
     expect(o.workload.promptTokens).toBe(512);
     expect(o.workload.streams).toBe(16);
-    expect(o.workload.reps).toEqual({ min: 2, max: 4, spread: 0.05 });
+    expect(o.workload.reps).toEqual({ min: 2, max: 3, spread: 0.05 });
     expect(o.skipRealModels).toBe(false);
     expect(o.resultsDir).toBe(path.join('/repo', 'bench', 'results'));
     expect(parseOptions(['--skip-real-models'], '/repo').skipRealModels).toBe(true);
