@@ -124,9 +124,11 @@ function request(r: () => number): { body: string; priority: number } {
 //   priority value) — only more urgent work may keep it waiting (preempted);
 // - a stream still waiting for its first chunk: its clock runs while it is first in the contract's order
 //   (priority, then arrival) among the waiting streams and the server reports no running request — with
-//   a slot free, the first in line must be admitted; and it has hung as soon as a request not more
-//   urgent that arrived 30 s or more after it gets its first chunk first (the queue order was broken:
-//   the slack covers requests whose preparation — render, tokenization — took longer than another's);
+//   a slot free, the first in line must be admitted; and it has hung when a request not more urgent
+//   that arrived 30 s or more after it got its first chunk and it still has none 10 s later (the queue
+//   order was broken: the slack covers requests whose preparation — render, tokenization — took longer
+//   than another's, the grace requests admitted in the same step whose chunks arrive in either order);
+//   response headers count as a chunk (the server sends them with the first one);
 // - a malformed body: its clock always runs (the HTTP layer answers it without the scheduler).
 // Each clock restarts at every chunk. Waits the contract excuses are counted and reported (how many
 // passed 30 s, the longest), not failed.
@@ -139,7 +141,12 @@ interface Outstanding {
   idleMs: number;
   waitedSince: number;
   hang: (why: string) => void;
+  /** When a later request started first; a hang if this one still has nothing OVERTAKE_GRACE_MS later. */
+  overtaken?: { at: number; why: string };
 }
+
+/** Requests admitted in the same engine step reach the client in any order: the grace before an overtake counts. */
+const OVERTAKE_GRACE_MS = 10_000;
 
 class Watchdog {
   readonly live = new Set<Outstanding>();
@@ -172,7 +179,7 @@ class Watchdog {
     if (!o.started) {
       for (const x of [...this.live]) {
         if (x === o || x.started || x.malformed || x.priority > o.priority || o.arrivedAt - x.arrivedAt < HANG_MS) continue;
-        this.#hung(x, `overtaken by a priority ${o.priority} request that arrived ${((o.arrivedAt - x.arrivedAt) / 1000).toFixed(0)} s after it`);
+        x.overtaken ??= { at: now, why: `overtaken by a priority ${o.priority} request that arrived ${((o.arrivedAt - x.arrivedAt) / 1000).toFixed(0)} s after it` };
       }
     }
     o.started = true;
@@ -212,6 +219,10 @@ class Watchdog {
       if (!o.started && (!firstWaiting || o.priority < firstWaiting.priority || (o.priority === firstWaiting.priority && o.arrival < firstWaiting.arrival))) firstWaiting = o;
     }
     for (const o of [...this.live]) {
+      if (!o.started && o.overtaken && now - o.overtaken.at > OVERTAKE_GRACE_MS) {
+        this.#hung(o, o.overtaken.why);
+        continue;
+      }
       const watched = o.malformed || (o.started ? o.priority <= minPriority : o === firstWaiting && this.serverRunning === 0);
       if (!watched) continue;
       o.idleMs += dtMs;
@@ -290,6 +301,8 @@ async function client(base: string, key: string, r: () => number, until: number,
         }
         continue;
       }
+      // The server sends a stream's headers with its first chunk: they are progress.
+      dog.progress(watch);
       phase = 'streaming';
       res.setEncoding('utf8');
       let chunks = 0;
