@@ -21,7 +21,8 @@
 
 #include <cstring>
 
-namespace tmill::kernels {
+namespace tmill::kernels::TM_KERNELS_LEVEL {
+// In the level's namespace so every function of this object carries the level's name (isa-isolation test).
 namespace {
 
 // The four sums of 8 consecutive signed bytes of q[0..31] (psadbw on the bytes biased to unsigned).
@@ -46,9 +47,6 @@ float quantize_block32(const float * xb, int8_t * qs) {
 }
 
 } // namespace
-} // namespace tmill::kernels
-
-namespace tmill::kernels::TM_KERNELS_LEVEL {
 
 void quantize_q8_0(const float * x, void * y, int64_t n) {
     // pre: n % 32 == 0 (the matmul that calls this checked n_in against the block size)
