@@ -27,6 +27,14 @@ using matmul_rows_kernel = void(const void * w, size_t w_row_bytes, const void *
                                 int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy);
 using matmul_rows_fn = matmul_rows_kernel *;
 
+// Defines the matmul_rows_kernel entry `name` of a level as a call of `impl` (a template instance written
+// once per family), so each weight type's entry is one line instead of a restated signature.
+#define TM_MATMUL_ROWS_ENTRY(name, ...)                                                                         \
+    void name(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,   \
+              int64_t r1, float * y, int64_t ldy) {                                                             \
+        __VA_ARGS__(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);                                                 \
+    }
+
 // Activation rows: x (n) F32 -> y in the entry's format, bitwise what its quant:: reference writes.
 // quantize_q8_0 (Q8_0/Q4_0/Q5_0/IQ4_NL weights): (n / 32) block_q8_0 as quant::quantize_row_q8_0 (d = amax / 127
 // as F16, q = x * (127 / amax) rounded to nearest even); quantize_q8_1 (Q4_1/Q5_1): (n / 32) block_q8_1 as

@@ -38,22 +38,10 @@ float dot(const W * w, const block_q8_0 * x, int64_t nb) {
 
 } // namespace
 
-void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    ref::quant_rows<block_q8_0, block_q8_0, quant::qk8_0, dot<block_q8_0, q8_0_weight>>(w, wb, x, xb, n_tok, n_in, r0,
-                                                                                       r1, y, ldy);
-}
-
-void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    ref::quant_rows<quant::block_q4_0, block_q8_0, quant::qk4_0, dot<quant::block_q4_0, q4_0_weight>>(
-        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                   int64_t r1, float * y, int64_t ldy) {
-    ref::quant_rows<quant::block_iq4_nl, block_q8_0, quant::qk4_nl, dot<quant::block_iq4_nl, iq4_nl_weight>>(
-        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, ref::quant_rows<block_q8_0, block_q8_0, quant::qk8_0, dot<block_q8_0, q8_0_weight>>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0,
+                     ref::quant_rows<quant::block_q4_0, block_q8_0, quant::qk4_0, dot<quant::block_q4_0, q4_0_weight>>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, ref::quant_rows<quant::block_iq4_nl, block_q8_0, quant::qk4_nl,
+                                                    dot<quant::block_iq4_nl, iq4_nl_weight>>)
 
 } // namespace tmill::kernels::amx_ref

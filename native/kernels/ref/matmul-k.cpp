@@ -164,34 +164,11 @@ float dot_iq4_xs(const block_iq4_xs * w, const block_q8_k * x, int64_t nb) {
 }
 } // namespace
 
-void matmul_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q4_k, block_q8_k, qk_k, dot_q4_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q5_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q5_k, block_q8_k, qk_k, dot_q5_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q6_k, block_q8_k, qk_k, dot_q6_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q2_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q2_k, block_q8_k, qk_k, dot_q2_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q3_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q3_k, block_q8_k, qk_k, dot_q3_k>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_iq4_xs(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                        int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_iq4_xs, block_q8_k, qk_k, dot_iq4_xs>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k, quant_rows<block_q4_k, block_q8_k, qk_k, dot_q4_k>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_k, quant_rows<block_q5_k, block_q8_k, qk_k, dot_q5_k>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k, quant_rows<block_q6_k, block_q8_k, qk_k, dot_q6_k>)
+TM_MATMUL_ROWS_ENTRY(matmul_q2_k, quant_rows<block_q2_k, block_q8_k, qk_k, dot_q2_k>)
+TM_MATMUL_ROWS_ENTRY(matmul_q3_k, quant_rows<block_q3_k, block_q8_k, qk_k, dot_q3_k>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_xs, quant_rows<block_iq4_xs, block_q8_k, qk_k, dot_iq4_xs>)
 
 } // namespace tmill::kernels::ref

@@ -49,14 +49,7 @@ float dot_q5_1(const block_q5_1 * w, const block_q8_1 * x, int64_t nb) {
 }
 } // namespace
 
-void matmul_q4_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q4_1, block_q8_1, quant::qk4_1, dot_q4_1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q5_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q5_1, block_q8_1, quant::qk5_1, dot_q5_1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1, quant_rows<block_q4_1, block_q8_1, quant::qk4_1, dot_q4_1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_1, quant_rows<block_q5_1, block_q8_1, quant::qk5_1, dot_q5_1>)
 
 } // namespace tmill::kernels::ref

@@ -61,26 +61,10 @@ float dot_q5_0(const block_q5_0 * w, const block_q8_0 * x, int64_t nb) {
 }
 } // namespace
 
-void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q8_0, block_q8_0, quant::qk8_0, dot_q8_0>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q4_0, block_q8_0, quant::qk4_0, dot_nibbles<block_q4_0, q4_0_level>>(w, wb, x, xb, n_tok, n_in, r0,
-                                                                                      r1, y, ldy);
-}
-
-void matmul_q5_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                      int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_q5_0, block_q8_0, quant::qk5_0, dot_q5_0>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in,
-                        int64_t r0, int64_t r1, float * y, int64_t ldy) {
-    quant_rows<block_iq4_nl, block_q8_0, quant::qk4_nl, dot_nibbles<block_iq4_nl, iq4_nl_level>>(w, wb, x, xb, n_tok,
-                                                                                             n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, quant_rows<block_q8_0, block_q8_0, quant::qk8_0, dot_q8_0>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0, quant_rows<block_q4_0, block_q8_0, quant::qk4_0, dot_nibbles<block_q4_0, q4_0_level>>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0, quant_rows<block_q5_0, block_q8_0, quant::qk5_0, dot_q5_0>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl,
+                     quant_rows<block_iq4_nl, block_q8_0, quant::qk4_nl, dot_nibbles<block_iq4_nl, iq4_nl_level>>)
 
 } // namespace tmill::kernels::ref

@@ -78,19 +78,8 @@ struct bf16_kernel {
 
 } // namespace
 
-void matmul_f32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                int64_t r1, float * y, int64_t ldy) {
-    tile_walk<f32_kernel, 4, isa::float_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_f16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                int64_t r1, float * y, int64_t ldy) {
-    tile_walk<f16_kernel, 4, isa::float_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_bf16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    tile_walk<bf16_kernel, 4, isa::float_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_f32, tile_walk<f32_kernel, 4, isa::float_rows_many>)
+TM_MATMUL_ROWS_ENTRY(matmul_f16, tile_walk<f16_kernel, 4, isa::float_rows_many>)
+TM_MATMUL_ROWS_ENTRY(matmul_bf16, tile_walk<bf16_kernel, 4, isa::float_rows_many>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

@@ -35,19 +35,8 @@ struct q6_k_kernel {
 
 } // namespace
 
-void matmul_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    tile_walk<q4_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q5_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    tile_walk<q5_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    tile_walk<q6_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 1, 1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k, tile_walk<q6_k_kernel, 1, 1>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

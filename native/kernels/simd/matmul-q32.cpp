@@ -118,24 +118,9 @@ void rows_q32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 
 } // namespace
 
-void matmul_q4_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows_q32<q4_1_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q5_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows_q32<q5_0_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q5_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows_q32<q5_1_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                   int64_t r1, float * y, int64_t ldy) {
-    rows_q32<iq4_nl_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows_q32<q4_1_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0, rows_q32<q5_0_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows_q32<q5_1_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows_q32<iq4_nl_format>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

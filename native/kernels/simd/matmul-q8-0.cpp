@@ -105,14 +105,7 @@ struct q4_0_kernel {
 
 } // namespace
 
-void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    tile_walk<q8_0_kernel, isa::q8_rows_one, isa::q8_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    tile_walk<q4_0_kernel, isa::q8_rows_one, isa::q4_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, tile_walk<q8_0_kernel, isa::q8_rows_one, isa::q8_rows_many>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0, tile_walk<q4_0_kernel, isa::q8_rows_one, isa::q4_rows_many>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

@@ -126,19 +126,8 @@ void rows_superblock(const void * w, size_t wb, const void * x, size_t xb, int64
 
 } // namespace
 
-void matmul_q2_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows_superblock<q2_k_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q3_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows_superblock<q3_k_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_iq4_xs(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                   int64_t r1, float * y, int64_t ldy) {
-    rows_superblock<iq4_xs_format>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q2_k, rows_superblock<q2_k_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_q3_k, rows_superblock<q3_k_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_xs, rows_superblock<iq4_xs_format>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
