@@ -37,48 +37,56 @@ struct avx2_int_dots {
     // No multi-token Q8_0 tile of its own: the generic tile serves every shape.
     static constexpr bool q8_many_tile = false;
 
-    static float fma1(float a, float b, float c) { return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c))); }
-    static int hsum_i32(__m256i v) {
-        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-        return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1)));
+    // Q4_K, one row's super-block for T tokens (matmul-k.cpp's tile_q4_k, NOTE(k-matmul-tiles)): 8 exact int32
+    // lanes per token whose sum is sum_j sc_j * dot_j. Per 32-byte chunk c the low nibbles (sub-block 2c) and
+    // the high nibbles (2c + 1), maddubs of unsigned weights by signed activations, madd by the sub-block's
+    // 16-bit scale (broadcast from the scale words by a byte shuffle). sm: the scales in bytes 0..7.
+    template <int T>
+    static void k4_lanes(const uint8_t * qs, __m128i sm, const int8_t * const * xq, __m256i * out) {
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        const __m256i scw = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        for (int t = 0; t < T; ++t) out[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c) {
+            const __m256i q = load256(qs + 32 * c);
+            const __m256i lo = _mm256_and_si256(q, low4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            const __m256i s_lo = _mm256_shuffle_epi8(scw, _mm256_set1_epi16(short(0x0101 * (4 * c) + 0x0100)));
+            const __m256i s_hi = _mm256_shuffle_epi8(scw, _mm256_set1_epi16(short(0x0101 * (4 * c + 2) + 0x0100)));
+            for (int t = 0; t < T; ++t) {
+                const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(xq[t] + 64 * c)), s_lo);
+                const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(xq[t] + 64 * c + 32)), s_hi);
+                out[t] = _mm256_add_epi32(out[t], _mm256_add_epi32(pl, ph));
+            }
+        }
     }
 
-    // K-quants: per super-block and sub-block, maddubs of unsigned weights by signed activations, madd by the
-    // 16-bit sub-block scale, into 8 int32 lanes. Q4_K then takes llama.cpp's arithmetic (kernels/ref/
-    // matmul-k.cpp, NOTE(k-matmul-ggml)): the lanes and the mins' sum reduced to two exact integers per
-    // super-block, each added into its own F32 chain by an FMA. Q5_K keeps an 8-lane accumulator and its mins
-    // in a scalar float subtracted at the end. Q6_K's -32 offset is folded into the lanes as ggml folds it.
-    // Q4_K (HIGH_BIT = false) and Q5_K (HIGH_BIT = true).
-    template <typename W, bool HIGH_BIT, int R, int T>
-    static void tile_k4(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    // Q5_K: per chunk the low nibbles with fifth bit 2c and the high nibbles with fifth bit 2c + 1, lanes as
+    // k4_lanes, an 8-lane float accumulator per (row, token) and the mins in a scalar float subtracted at the end.
+    template <int R, int T>
+    static void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
         const int64_t nb = n_in / qk_k;
         __m256 acc[R][T];
         float mins[R][T];
-        float acc1[R][T];   // Q4_K: the isum chain (mins holds the msum chain)
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); mins[r][t] = 0.0f; acc1[r][t] = 0.0f; }
+            for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); mins[r][t] = 0.0f; }
         const __m256i low4 = _mm256_set1_epi8(0x0f);
         const __m256i one = _mm256_set1_epi8(1);
         for (int64_t b = 0; b < nb; ++b) {
             const block_q8_k * xs[T];
             for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
             for (int r = 0; r < R; ++r) {
-                const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
+                const block_q5_k * wblk = reinterpret_cast<const block_q5_k *>(w + size_t(r) * wb) + b;
                 uint8_t sc[8], m[8];
                 quant::unpack_k4_scales(wblk->scales, sc, m);
                 __m256i isum[T];
                 for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
-                __m256i qh = HIGH_BIT ? load256(reinterpret_cast<const block_q5_k *>(wblk)->qh) : _mm256_setzero_si256();
+                __m256i qh = load256(wblk->qh);
                 for (int c = 0; c < 4; ++c) {
                     const __m256i q = load256(wblk->qs + 32 * c);
-                    __m256i lo = _mm256_and_si256(q, low4);
-                    __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-                    if (HIGH_BIT) {
-                        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(qh, one), 4));
-                        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 1), one), 4));
-                        qh = _mm256_srli_epi16(qh, 2);
-                    }
+                    const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, low4), _mm256_slli_epi16(_mm256_and_si256(qh, one), 4));
+                    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4),
+                                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 1), one), 4));
+                    qh = _mm256_srli_epi16(qh, 2);
                     const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]);
                     const __m256i s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
                     for (int t = 0; t < T; ++t) {
@@ -91,20 +99,17 @@ struct avx2_int_dots {
                 for (int t = 0; t < T; ++t) {
                     int msum = 0;
                     for (int j = 0; j < 8; ++j) msum += int(m[j]) * (int(xs[t]->bsums[2 * j]) + int(xs[t]->bsums[2 * j + 1]));
-                    if constexpr (HIGH_BIT) {
-                        acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
-                        mins[r][t] += xs[t]->d * dmin * float(msum);
-                    } else {
-                        acc1[r][t] = fma1(float(hsum_i32(isum[t])), d * xs[t]->d, acc1[r][t]);
-                        mins[r][t] = fma1(float(msum), dmin * xs[t]->d, mins[r][t]);
-                    }
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
+                    mins[r][t] += xs[t]->d * dmin * float(msum);
                 }
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = (HIGH_BIT ? hsum8(acc[r][t]) : acc1[r][t]) - mins[r][t];
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]) - mins[r][t];
     }
 
+    // Q6_K: the unsigned 6-bit values q + 32 through maddubs, madd by the 16-bit scales, -32 * sum_s scale_s *
+    // bsum_s folded into ggml's 8 lanes as ggml folds it, then the 8-lane FMA.
     template <int R, int T>
     static void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
         const int64_t nb = n_in / qk_k;

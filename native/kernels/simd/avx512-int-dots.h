@@ -104,26 +104,39 @@ struct avx512_int_dots {
     // A zmm's 16 int32 lanes folded to 8: lane l + lane l + 8 (exact).
     static __m256i fold8(__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); }
 
-    // K-quants, 64 weights a register: two sub-blocks side by side in one zmm (Q4_K/Q5_K: a 32-byte chunk's
-    // low nibbles, then its high nibbles — elements 64c .. 64c+63, the order of the activations), maddubs of
-    // unsigned weights by signed activations, then VNNI dpwssd by the 16-bit sub-block scales. Q4_K then takes
-    // llama.cpp's arithmetic (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)): the lanes and the mins' sum
-    // reduced to two exact integers per super-block, each added into its own F32 chain by an FMA. Q5_K keeps
-    // a 16-lane accumulator and its mins in an 8-lane one subtracted at the end. Q6_K's -32 offset is folded
-    // into the lanes as ggml folds it, and the 16 lanes are folded to ggml's 8 (each zmm half holds a
-    // 32-element chunk, so lanes l and l + 8 cover the same bytes) before the 8-lane FMA.
-    // Q4_K (HIGH_BIT = false) and Q5_K (HIGH_BIT = true).
-    template <typename W, bool HIGH_BIT, int R, int T>
-    static void tile_k4(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    // Q4_K, one row's super-block for T tokens (matmul-k.cpp's tile_q4_k, NOTE(k-matmul-tiles)): 8 exact int32
+    // lanes per token whose sum is sum_j sc_j * dot_j. 64 weights a register: a 32-byte chunk's low nibbles
+    // (sub-block 2c) in the low half, its high nibbles (2c + 1) in the high half — elements 64c .. 64c+63, the
+    // order of the activations — maddubs by the activations, VNNI dpwssd by the 16-bit scales, the 16 lanes
+    // folded to 8 at the end. sm: the scales in bytes 0..7.
+    template <int T>
+    static void k4_lanes(const uint8_t * qs, __m128i sm, const int8_t * const * xq, __m256i * out) {
+        const __m512i low4 = _mm512_set1_epi8(0x0f);
+        const __m512i scw = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(sm));
+        __m512i isum[T];
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+        for (int c = 0; c < 4; ++c) {
+            const __m512i q = twice(load256(qs + 32 * c));
+            const __m512i wq = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), low4);
+            // Sub-block 2c's scale in the low half, 2c + 1's in the high half.
+            const __m512i scv = _mm512_permutexvar_epi16(halves_index(2 * c, 2 * c + 1), scw);
+            for (int t = 0; t < T; ++t) isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(wq, load512(xq[t] + 64 * c)), scv);
+        }
+        for (int t = 0; t < T; ++t) out[t] = fold8(isum[t]);
+    }
+
+    // Q5_K, 64 weights a register as k4_lanes (the fifth bits: chunk c takes bit 2c of qh in the low half,
+    // 2c + 1 in the high half), a 16-lane float accumulator per (row, token) and the mins in an 8-lane one,
+    // subtracted at the end.
+    template <int R, int T>
+    static void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
         const int64_t nb = n_in / qk_k;
         __m512 acc[R][T];
         __m256 macc[R][T];
-        __m128 chains[R][T];   // Q4_K: lane 0 the isum chain, lane 1 the msum chain (lanes 2, 3 unused)
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t) {
                 acc[r][t] = _mm512_setzero_ps();
                 macc[r][t] = _mm256_setzero_ps();
-                chains[r][t] = _mm_setzero_ps();
             }
         const __m512i low4 = _mm512_set1_epi8(0x0f);
         const __m512i one = _mm512_set1_epi8(1);
@@ -133,7 +146,7 @@ struct avx512_int_dots {
             const block_q8_k * xs[T];
             for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
             for (int r = 0; r < R; ++r) {
-                const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
+                const block_q5_k * wblk = reinterpret_cast<const block_q5_k *>(w + size_t(r) * wb) + b;
                 uint8_t sc[8], m[8];
                 quant::unpack_k4_scales(wblk->scales, sc, m);
                 const __m512i scw = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(sc))));
@@ -142,19 +155,13 @@ struct avx512_int_dots {
                 const __m256i mw = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
                 __m512i isum[T];
                 for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
-                // Q5_K's fifth bits: chunk c takes bit 2c of qh (low half) and bit 2c + 1 (high half).
-                __m512i qh = _mm512_setzero_si512();
-                if (HIGH_BIT) {
-                    const __m512i h = twice(load256(reinterpret_cast<const block_q5_k *>(wblk)->qh));
-                    qh = _mm512_mask_srli_epi16(h, 0xFFFF0000u, h, 1);
-                }
+                const __m512i h = twice(load256(wblk->qh));
+                __m512i qh = _mm512_mask_srli_epi16(h, 0xFFFF0000u, h, 1);
                 for (int c = 0; c < 4; ++c) {
                     const __m512i q = twice(load256(wblk->qs + 32 * c));
                     __m512i wq = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), low4);
-                    if (HIGH_BIT) {
-                        wq = _mm512_or_si512(wq, _mm512_slli_epi16(_mm512_and_si512(qh, one), 4));
-                        qh = _mm512_srli_epi16(qh, 2);
-                    }
+                    wq = _mm512_or_si512(wq, _mm512_slli_epi16(_mm512_and_si512(qh, one), 4));
+                    qh = _mm512_srli_epi16(qh, 2);
                     const __m512i scv = _mm512_permutexvar_epi16(scale_index[c], scw);
                     for (int t = 0; t < T; ++t)
                         isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(wq, load512(xs[t]->qs + 64 * c)), scv);
@@ -162,26 +169,18 @@ struct avx512_int_dots {
                 const float d = _cvtsh_ss(wblk->d), dmin = _cvtsh_ss(wblk->dmin);
                 for (int t = 0; t < T; ++t) {
                     const __m256i msum = _mm256_madd_epi16(mw, load256(xs[t]->bsums));
-                    if constexpr (HIGH_BIT) {
-                        acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
-                        macc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * dmin), _mm256_cvtepi32_ps(msum), macc[r][t]);
-                    } else {
-                        // Both exact totals at once (lane 0: isum, lane 1: msum), then both chains' FMAs in one
-                        // instruction: per lane the same fma(total, scale, chain) as two scalar FMAs.
-                        const __m256i h = _mm256_hadd_epi32(fold8(isum[t]), msum);
-                        const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-                        const __m128 totals = _mm_cvtepi32_ps(_mm_hadd_epi32(q, q));
-                        chains[r][t] = _mm_fmadd_ps(totals, _mm_setr_ps(d * xs[t]->d, dmin * xs[t]->d, 0.0f, 0.0f), chains[r][t]);
-                    }
+                    acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
+                    macc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * dmin), _mm256_cvtepi32_ps(msum), macc[r][t]);
                 }
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t)
-                y[t * ldy + r] = HIGH_BIT ? hsum16(acc[r][t]) - hsum8(macc[r][t])
-                                          : _mm_cvtss_f32(chains[r][t]) - _mm_cvtss_f32(_mm_shuffle_ps(chains[r][t], chains[r][t], 1));
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(acc[r][t]) - hsum8(macc[r][t]);
     }
 
+    // Q6_K: the unsigned 6-bit values q + 32 through maddubs, VNNI dpwssd by the 16-bit scales, -32 * sum_s
+    // scale_s * bsum_s folded into the lanes as ggml folds it; the 16 lanes are folded to ggml's 8 (each zmm
+    // half holds a 32-element chunk, so lanes l and l + 8 cover the same bytes) before the 8-lane FMA.
     template <int R, int T>
     static void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
         const int64_t nb = n_in / qk_k;

@@ -6,7 +6,17 @@
 // llama.cpp's x86 builds do (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)), so every level gives the
 // reference's bits; Q5_K's float accumulator width is the ISA's (int_dots: 32 weights a register on AVX2,
 // 64 with VNNI on AVX-512), so its levels may differ in the last bits. The sequence per pair is the same in
-// every tile shape (batch invariance). One row per tile, up to 4 tokens share each unpacked weight chunk.
+// every tile shape (batch invariance).
+//
+// NOTE(k-matmul-tiles): Q4_K runs in tiles of 4 rows x 1..4 tokens (one token: decode; up to 4: prompts),
+// Q6_K in tiles of 4 rows (one token) or 2 rows x 1..4 tokens; rows left over take one-row tiles. Q4_K's
+// float work is per (row, token) pair a scalar FMA chain, so a tile gives each of its 4 rows a lane: the
+// 4 rows' headers (d, dmin and the 6-bit scales and mins) are loaded and unpacked together, the integer
+// lanes of the 4 rows are reduced together to one vector of 4 scale totals and 4 min totals per token, and
+// both chains of the 4 rows advance by one 8-lane FMA — per lane the reference's fma(total, d_w * d_x,
+// chain), so a row's bits do not depend on its lane or on its neighbours. A one-row tile runs the same code
+// with the row in every lane. Only the integer lane sums of one row's super-block (int_dots::k4_lanes,
+// int_dots::q6_k_lanes) are written per ISA.
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 
@@ -14,28 +24,111 @@ namespace tmill::kernels::TM_KERNELS_LEVEL {
 
 namespace {
 
+using quant::block_q4_k;
+using quant::block_q6_k;
+using quant::block_q8_k;
+
+// Two Q4_K headers (d, dmin, 12 scale bytes), one per 128-bit lane -> per lane the 8 scales (bytes 0..7)
+// and the 8 mins (bytes 8..15), as quant::unpack_k4_scales gives them. The 12 bytes are dwords u0, u1, u2
+// (dwords 1..3 of the lane): sc0..3 = u0 & 0x3f.., sc4..7 = (u2 & 0x0f..) | ((u0 >> 6) & 0x03..) << 4,
+// m0..3 = u1 & 0x3f.., m4..7 = ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 0x03..) << 4.
+__m256i k4_scales_mins(__m256i h) {
+    const __m256i u = _mm256_shuffle_epi32(h, 0xa5);                                  // u0 u0 u1 u1
+    const __m256i u2 = _mm256_srlv_epi32(_mm256_shuffle_epi32(h, 0xff), _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4));
+    const __m256i low = _mm256_and_si256(u, _mm256_set1_epi8(0x3f));
+    const __m256i top = _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 6), _mm256_set1_epi8(0x03)), 4);
+    const __m256i high = _mm256_or_si256(_mm256_and_si256(u2, _mm256_set1_epi8(0x0f)), top);
+    return _mm256_blend_epi32(low, high, 0xaa);
+}
+
+// Q4_K, G rows (1..4) x T tokens (1..4). Lane s of the 4 belongs to row min(s, G - 1); headers are loaded
+// in row pairs (0, 2) and (1, 3), one row per 128-bit lane, which the reductions below expect.
+template <int G, int T>
+void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    static_assert(G >= 1 && G <= 4 && T >= 1 && T <= 4, "a Q4_K tile has 1..4 rows and 1..4 tokens");
+    const int64_t nb = n_in / quant::qk_k;
+    const block_q4_k * wr[4];
+    for (int s = 0; s < 4; ++s) wr[s] = reinterpret_cast<const block_q4_k *>(w + size_t(s < G ? s : G - 1) * wb);
+    const block_q8_k * xr[T];
+    for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
+    // Per token: lanes 0..3 the scale chains of lanes/rows 0..3, lanes 4..7 their min chains.
+    __m256 chain[T];
+    for (int t = 0; t < T; ++t) chain[t] = _mm256_setzero_ps();
+    const __m256i d_order = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                             0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m256i h02 = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[2] + b)),
+                                             _mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[0] + b)));
+        const __m256i h13 = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[3] + b)),
+                                             _mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[1] + b)));
+        const __m256i sm02 = k4_scales_mins(h02), sm13 = k4_scales_mins(h13);
+        const __m128i sm[4] = {_mm256_castsi256_si128(sm02), _mm256_castsi256_si128(sm13), _mm256_extracti128_si256(sm02, 1),
+                               _mm256_extracti128_si256(sm13, 1)};
+        // d0..3 then dmin0..3 (dword 0 of each header is d | dmin << 16).
+        const __m256i hd = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(_mm256_unpacklo_epi32(h02, h13), 0x88), d_order);
+        const __m256 dw = _mm256_cvtph_ps(_mm256_castsi256_si128(hd));
+        // The mins as words, row 0 | row 2 and row 1 | row 3.
+        const __m256i mw02 = _mm256_unpackhi_epi8(sm02, _mm256_setzero_si256());
+        const __m256i mw13 = _mm256_unpackhi_epi8(sm13, _mm256_setzero_si256());
+
+        const int8_t * xq[T];
+        for (int t = 0; t < T; ++t) xq[t] = xr[t][b].qs;
+        __m256i lanes[4][T];
+        for (int s = 0; s < G; ++s) int_dots::template k4_lanes<T>(wr[s][b].qs, sm[s], xq, lanes[s]);
+        for (int s = G; s < 4; ++s)
+            for (int t = 0; t < T; ++t) lanes[s][t] = lanes[G - 1][t];
+
+        for (int t = 0; t < T; ++t) {
+            // The activations' 32-element sums xs_j = bsums[2j] + bsums[2j + 1] as words, xs0..7 in both halves.
+            const __m256i xs32 = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(xr[t][b].bsums)),
+                                                   _mm256_set1_epi16(1));
+            const __m256i xs = _mm256_permute4x64_epi64(_mm256_packs_epi32(xs32, xs32), 0x88);
+            // Min totals: per lane of m02 (row 0 | row 2) and m13 the partial products m_j * xs_j, reduced to
+            // [m0 m1 m0 m1 | m2 m3 m2 m3] and then to m0..3 in the upper half.
+            const __m256i m02 = _mm256_madd_epi16(mw02, xs), m13 = _mm256_madd_epi16(mw13, xs);
+            __m256i m = _mm256_add_epi32(_mm256_unpacklo_epi32(m02, m13), _mm256_unpackhi_epi32(m02, m13));
+            m = _mm256_add_epi32(m, _mm256_shuffle_epi32(m, 0x4e));
+            // Scale totals: the 4 rows' 8 lanes each, down to i0..3 in both halves.
+            const __m256i i01 = _mm256_add_epi32(_mm256_unpacklo_epi32(lanes[0][t], lanes[1][t]),
+                                                 _mm256_unpackhi_epi32(lanes[0][t], lanes[1][t]));
+            const __m256i i23 = _mm256_add_epi32(_mm256_unpacklo_epi32(lanes[2][t], lanes[3][t]),
+                                                 _mm256_unpackhi_epi32(lanes[2][t], lanes[3][t]));
+            __m256i i = _mm256_add_epi32(_mm256_unpacklo_epi64(i01, i23), _mm256_unpackhi_epi64(i01, i23));
+            i = _mm256_add_epi32(i, _mm256_permute2x128_si256(i, i, 0x01));
+            const __m256i totals = _mm256_blend_epi32(i, _mm256_permute4x64_epi64(m, 0x88), 0xf0);
+            const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(xr[t][b].d));
+            chain[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(totals), scale, chain[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        alignas(16) float out[4];
+        _mm_store_ps(out, _mm_sub_ps(_mm256_castps256_ps128(chain[t]), _mm256_extractf128_ps(chain[t], 1)));
+        for (int r = 0; r < G; ++r) y[t * ldy + r] = out[r];
+    }
+}
+
 template <int R, int T>
 struct q4_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        int_dots::tile_k4<quant::block_q4_k, false, R, T>(w, wb, x, xb, n, y, ldy);
+        tile_q4_k<R, T>(w, wb, x, xb, n, y, ldy);
     }
 };
 template <int R, int T>
 struct q5_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        int_dots::tile_k4<quant::block_q5_k, true, R, T>(w, wb, x, xb, n, y, ldy);
+        int_dots::template tile_q5_k<R, T>(w, wb, x, xb, n, y, ldy);
     }
 };
 template <int R, int T>
 struct q6_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        int_dots::tile_q6_k<R, T>(w, wb, x, xb, n, y, ldy);
+        int_dots::template tile_q6_k<R, T>(w, wb, x, xb, n, y, ldy);
     }
 };
 
 } // namespace
 
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 1, 1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 4, 4>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 1>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, tile_walk<q6_k_kernel, 1, 1>)
 
