@@ -18,8 +18,8 @@ import type { Grammar } from '../engine/grammar.js';
 import { AsyncQueue } from '../engine/async-queue.js';
 import { detectReasoningParser, promptEndsReasoning, REASONING_END, startsInReasoning } from '../chat/reasoning-parser.js';
 import type { ReasoningParserName } from '../chat/reasoning-parser.js';
-import { echoText, responseRole, TemplateError } from '../chat/template.js';
-import { renderChatTemplateOffThread } from '../chat/template-off-thread.js';
+import { TemplateError } from '../chat/template.js';
+import { renderConversationOffThread } from '../chat/template-off-thread.js';
 import { detectToolParser } from '../chat/tool-parser.js';
 import type { ToolParserName } from '../chat/tool-parser.js';
 import { buildChatResponse } from './assemble.js';
@@ -28,12 +28,14 @@ import { ChatStreamAssembler } from './assemble-stream.js';
 import { formatPromptLogprobs } from './logprobs.js';
 import type { SampledLogprob } from './logprobs.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, PromptLogprobEntry } from './protocol.js';
-import { rejectNonTextParts } from './content-parts.js';
+import { nonTextPartError } from './content-parts.js';
+import { echoText, isMarkedValidated, responseRole, toChatInput } from './chat-input.js';
+import type { ChatInput, ChatRequestFields } from './chat-input.js';
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS } from './request-limits.js';
 import { BAD_WORDS_TOKENIZE, badWordForms, fitPrompt, pretokenizedView, requestSeed, samplingFields, structuredGrammarOffThread } from './to-engine.js';
 import { tokenizeTexts } from '../workers/tokenize-texts.js';
 import type { WorkOptions } from '../workers/offload.js';
-import { isMarkedValidated, validateChatRequest, RequestValidationError } from './validate.js';
+import { validateChatRequest, RequestValidationError } from './validate.js';
 import type { ChatRequest } from './validate.js';
 import type { GenerateRequest } from '../engine/generate-request.js';
 
@@ -95,7 +97,7 @@ export interface ChatContext {
 }
 
 export interface PreparedChat {
-  request: ChatRequest;
+  request: ChatRequestFields;
   promptTokens: number[];
   generate: Omit<GenerateRequest, 'promptTokens' | 'seed' | 'grammar'>;
   /** The structured-outputs grammar, compiling off the JS thread (rejects with a 400 GrammarError). */
@@ -104,14 +106,18 @@ export interface PreparedChat {
   assemble: Omit<AssembleOptions, 'systemFingerprint'>;
 }
 
-/** The checks a chat request fails synchronously: validation (422), the served model (404), the request limits (400). */
-export function checkChat(ctx: ChatContext, body: unknown): ChatRequest {
-  const r = isMarkedValidated(body, ctx.maxLogprobs) ? body : validated(ctx, body);
+/**
+ * The checks a chat request fails synchronously: validation (422), the served model (404), the request
+ * limits (400). `body` is a request object, or an input this package validated already (chat-input.ts).
+ */
+export function checkChat(ctx: ChatContext, body: unknown): ChatInput {
+  const input = isMarkedValidated(body, ctx.maxLogprobs) ? body : toChatInput(validated(ctx, body), false);
+  const r = input.request;
   if (r.model && r.model !== ctx.servedModelName) {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });
   }
-  checkRequestLimits(r, { ...DEFAULT_REQUEST_LIMITS, maxN: ctx.maxNumSeqs, maxLogitBias: ctx.model.info.vocabSize });
-  return r;
+  checkRequestLimits(r, input.facts, { ...DEFAULT_REQUEST_LIMITS, maxN: ctx.maxNumSeqs, maxLogitBias: ctx.model.info.vocabSize });
+  return input;
 }
 
 function validated(ctx: ChatContext, body: unknown): ChatRequest {
@@ -124,9 +130,10 @@ function validated(ctx: ChatContext, body: unknown): ChatRequest {
  * Everything else before the engine, in order, off the event loop where a request controls the cost:
  * rejects with the 400s. The grammar compile it starts is awaited by runChat / runChatStream.
  */
-export async function prepareChat(ctx: ChatContext, r: ChatRequest, work: WorkOptions = {}): Promise<PreparedChat> {
+export async function prepareChat(ctx: ChatContext, input: ChatInput, work: WorkOptions = {}): Promise<PreparedChat> {
+  const { request: r, facts } = input;
   const grammarText = await structuredGrammarOffThread(r, work);
-  rejectNonTextParts(r.messages);
+  if (facts.nonTextPart) throw nonTextPartError(facts.nonTextPart);
   if (r.priority !== 0 && ctx.schedulingPolicy !== 'priority') {
     throw new InvalidArgumentError(`Got priority ${r.priority} but Priority scheduling is not enabled.`, 'invalid_argument', 400, { param: 'priority' });
   }
@@ -137,11 +144,9 @@ export async function prepareChat(ctx: ChatContext, r: ChatRequest, work: WorkOp
   const info = ctx.model.info;
   const specialText = (id: number | null): string => (id == null ? '' : ctx.model.tokenPiece(id));
   // tool_choice "none" still renders the tools (vLLM does, unless --exclude-tools-when-tool-choice-none).
-  const prompt = await renderChatTemplateOffThread({
+  const prompt = await renderConversationOffThread({
     template,
-    messages: r.messages,
-    tools: r.tools,
-    documents: r.documents,
+    conversation: input.conversation,
     addGenerationPrompt: r.add_generation_prompt,
     continueFinalMessage: r.continue_final_message,
     bosToken: specialText(info.bosTokenId),
@@ -168,7 +173,7 @@ export async function prepareChat(ctx: ChatContext, r: ChatRequest, work: WorkOp
     // As in vLLM, a reasoning model thinks unconstrained; the answer after its think block follows the grammar.
     if (reasoningParser && !promptEndsReasoning(prompt)) generate.grammarAfter = REASONING_END;
   }
-  const role = responseRole(r.messages, r.add_generation_prompt, ctx.responseRole);
+  const role = responseRole(facts, r.add_generation_prompt, ctx.responseRole);
   const toolParser = ctx.toolCallParser ?? detectToolParser(template);
   return {
     request: r,
@@ -184,11 +189,11 @@ export async function prepareChat(ctx: ChatContext, r: ChatRequest, work: WorkOp
       toolParser,
       toolChoice: r.tool_choice,
       parallelToolCalls: r.parallel_tool_calls,
-      toolNames: r.tools?.map((t) => t.function.name) ?? [],
+      toolNames: facts.toolNames ?? [],
       reasoningParser,
       startsInReasoning: reasoningParser ? startsInReasoning(reasoningParser, prompt) : false,
       includeReasoning: r.include_reasoning,
-      echo: r.echo ? echoText(r.messages, role) : '',
+      echo: r.echo ? echoText(facts, role) : '',
       logprobs: r.logprobs,
       returnTokensAsTokenIds: r.return_tokens_as_token_ids ?? ctx.returnTokensAsTokenIds,
       returnTokenIds: r.return_token_ids ?? false,

@@ -20,7 +20,9 @@ import { TOOL_PARSERS } from '../chat/tool-parser.js';
 import { systemFingerprint } from './assemble.js';
 import { checkChat, prepareChat, runChat, runChatStream } from './chat-completions.js';
 import type { ChatCallOptions, ChatContext, ChatStreamItem, ChatUsageRecord } from './chat-completions.js';
-import type { ChatRequest } from './validate.js';
+import type { ChatInput } from './chat-input.js';
+import { parseRequestBody } from './parse-body.js';
+import { RequestValidationError } from './validate.js';
 import type { ChatCompletionResponse } from './protocol.js';
 
 export interface EngineOptions extends CoreEngineOptions {
@@ -40,6 +42,11 @@ export interface EngineOptions extends CoreEngineOptions {
   returnTokensAsTokenIds?: boolean;
   /** Called once per finished chat request (aborted ones too) with its token usage. */
   onUsage?: (record: ChatUsageRecord) => void;
+}
+
+/** A request body as it came over the wire: JSON text, or its UTF-8 bytes. */
+function isBodyText(request: unknown): request is string | Uint8Array {
+  return typeof request === 'string' || request instanceof Uint8Array;
 }
 
 const VERSION = (createRequire(__filename)('../../package.json') as { version: string }).version;
@@ -138,31 +145,50 @@ export class Engine {
   get servedModelName(): string { return this.#ctx.servedModelName; }
 
   /**
-   * An OpenAI chat completion (non-stream). Rejects with TokenmillError subclasses with `status`.
-   * Template rendering, schema conversion and long tokenizations run off the caller's event loop
-   * (a request's template or schema cannot block it); `options.client` shares those workers fairly.
-   * Aborting `options.signal` while that work still waits for a thread drops it: the call rejects with
-   * the signal's reason, and the request never reaches the engine.
+   * An OpenAI chat completion (non-stream). `request` is the request object, or the request body as it
+   * came (JSON text or its UTF-8 bytes): a body over 64 KiB is parsed and validated off the caller's
+   * event loop, and its messages never become objects there (docs/library.md#chat-without-http).
+   * Rejects with TokenmillError subclasses with `status`. Template rendering, schema conversion and
+   * long tokenizations run off the caller's event loop (a request's template or schema cannot block
+   * it); `options.client` shares those workers fairly. Aborting `options.signal` while that work still
+   * waits for a thread drops it: the call rejects with the signal's reason, and the request never
+   * reaches the engine.
    */
   async chat(request: unknown, options: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
-    const prepared = await prepareChat(this.#ctx, checkChat(this.#ctx, request), { client: options.client, signal: options.signal });
+    const input = checkChat(this.#ctx, await this.#parsedBody(request, options));
+    const prepared = await prepareChat(this.#ctx, input, { client: options.client, signal: options.signal });
     return runChat(this.#ctx, prepared, options);
   }
 
   /**
-   * An OpenAI chat completion as chunks. Validation (422) and an unknown model (404) throw here,
-   * synchronously. The other request errors — template, structured outputs, context length, a grammar
-   * the compiler rejects — are found off the JS thread and, like an engine failure before any chunk,
-   * throw from the first step of the iteration; after output began a failure is yielded as `{error}`
-   * and the stream ends.
+   * An OpenAI chat completion as chunks. For a request object, validation (422) and an unknown model
+   * (404) throw here, synchronously; for a body given as text or bytes they throw from the first step
+   * of the iteration (the body is parsed first, off the event loop when large). The other request
+   * errors — template, structured outputs, context length, a grammar the compiler rejects — are found
+   * off the JS thread and, like an engine failure before any chunk, throw from the first step of the
+   * iteration; after output began a failure is yielded as `{error}` and the stream ends.
    * Breaking out of the loop aborts the request.
    */
   chatStream(request: unknown, options: ChatCallOptions = {}): AsyncIterable<ChatStreamItem> {
+    if (isBodyText(request)) return this.#streamBody(request, options);
     return this.#stream(checkChat(this.#ctx, request), options);
   }
 
-  async *#stream(request: ChatRequest, options: ChatCallOptions): AsyncGenerator<ChatStreamItem> {
+  async *#streamBody(body: string | Uint8Array, options: ChatCallOptions): AsyncGenerator<ChatStreamItem> {
+    yield* this.#stream(checkChat(this.#ctx, await this.#parsedBody(body, options)), options);
+  }
+
+  async *#stream(request: ChatInput, options: ChatCallOptions): AsyncGenerator<ChatStreamItem> {
     yield* runChatStream(this.#ctx, await prepareChat(this.#ctx, request, { client: options.client, signal: options.signal }), options);
+  }
+
+  /** A body given as text or bytes, parsed and validated (a 422 when it is not a valid request); anything else as it is. */
+  async #parsedBody(request: unknown, options: ChatCallOptions): Promise<unknown> {
+    if (!isBodyText(request)) return request;
+    const bytes = typeof request === 'string' ? Buffer.from(request, 'utf8') : request;
+    const parsed = await parseRequestBody('chat', bytes, { maxLogprobs: this.#ctx.maxLogprobs, client: options.client ?? '', signal: options.signal, transfer: typeof request === 'string' });
+    if (!parsed.ok) throw new RequestValidationError(parsed.detail);
+    return parsed.value;
   }
 
   generate(request: GenerateRequest, options: GenerateOptions = {}): AsyncIterable<GenerateEvent> {

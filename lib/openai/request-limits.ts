@@ -9,7 +9,7 @@
 // The body as a whole is bounded by --max-request-bytes before it is parsed.
 import { InvalidArgumentError } from '../engine/errors.js';
 import { fieldOf, inRange, type NumericField, type NumericKey } from '../engine/request-fields.js';
-import type { ChatRequest } from './validate.js';
+import type { ChatRequestFields, ConversationFacts } from './chat-input.js';
 
 export interface RequestLimits {
   /** Largest n (and beam width): the engine's --max-num-seqs. */
@@ -68,7 +68,7 @@ function badRequest(message: string, param: string): never {
 }
 
 /** Wire fields whose every schema-valid value must also be inside the engine's range. */
-const CHECKED: readonly (readonly [keyof ChatRequest, NumericKey])[] = [
+const CHECKED: readonly (readonly [keyof ChatRequestFields, NumericKey])[] = [
   ['temperature', 'temperature'],
   ['top_p', 'topP'],
   ['min_p', 'minP'],
@@ -88,9 +88,13 @@ function longest(strings: readonly string[]): number {
   return max;
 }
 
-/** Throws a 400 for the first field this server cannot honour or that is over a limit. */
-export function checkRequestLimits(r: ChatRequest, limits: RequestLimits): void {
-  const deep = deepestField(r, limits.maxDepth);
+/**
+ * Throws a 400 for the first field this server cannot honour or that is over a limit. The conversation
+ * (messages, tools, documents) is checked through its facts (chat-input.ts).
+ */
+export function checkRequestLimits(r: ChatRequestFields, conversation: ConversationFacts, limits: RequestLimits): void {
+  const deepPart = (['messages', 'tools', 'documents'] as const).find((part) => conversation.depth[part] > limits.maxDepth);
+  const deep = deepPart ?? deepestField(r, limits.maxDepth);
   if (deep !== null) badRequest(`${deep} nests more than ${limits.maxDepth} levels deep.`, deep);
   for (const [wire, key] of CHECKED) {
     const v = r[wire];
@@ -109,8 +113,8 @@ export function checkRequestLimits(r: ChatRequest, limits: RequestLimits): void 
   tooMany('bad_words', badWords.length, limits.maxBadWords, 'words');
   if (longest(badWords) > limits.maxBadWordChars) badRequest(`bad_words may have at most ${limits.maxBadWordChars} characters each.`, 'bad_words');
   if (r.logit_bias != null) tooMany('logit_bias', Object.keys(r.logit_bias).length, limits.maxLogitBias, 'entries');
-  tooMany('tools', r.tools?.length ?? 0, limits.maxTools, 'tools');
-  tooMany('documents', r.documents?.length ?? 0, limits.maxDocuments, 'documents');
+  tooMany('tools', conversation.tools, limits.maxTools, 'tools');
+  tooMany('documents', conversation.documents, limits.maxDocuments, 'documents');
   checkConstraints(r, limits);
 }
 
@@ -149,7 +153,7 @@ function constraintSize(v: unknown): number {
   return typeof v === 'string' ? v.length : JSON.stringify(v).length;
 }
 
-function checkConstraints(r: ChatRequest, limits: RequestLimits): void {
+function checkConstraints(r: ChatRequestFields, limits: RequestLimits): void {
   const so = r.structured_outputs;
   const sized: [string, unknown][] = [
     ['structured_outputs.json', so?.json],

@@ -13,7 +13,7 @@ import { structuredError } from '../structured/error.js';
 import { CONVERSION_TIME_MS, workPool } from '../workers/offload.js';
 import type { WorkOptions } from '../workers/offload.js';
 import { WorkLimitError, WorkTaskError } from '../workers/work-pool.js';
-import type { ChatRequest } from './validate.js';
+import type { ChatRequestFields } from './chat-input.js';
 
 /** What the mapping needs from a model. */
 export interface TokenizerView {
@@ -29,7 +29,7 @@ function badRequest(message: string, param: string | null = null): never {
  * The grammar text constraining the output (structured_outputs / response_format, vLLM's rules via
  * lib/structured), or undefined for free text. Throws 400s naming the offending field.
  */
-export function structuredGrammar(r: ChatRequest): string | undefined {
+export function structuredGrammar(r: ChatRequestFields): string | undefined {
   try {
     return toGrammar({ structured_outputs: r.structured_outputs, response_format: r.response_format });
   } catch (e) {
@@ -41,7 +41,7 @@ export function structuredGrammar(r: ChatRequest): string | undefined {
 }
 
 /** Whether the constraint needs converting (a JSON schema, a regex, a choice list): work a request sizes. */
-function needsConversion(r: ChatRequest): boolean {
+function needsConversion(r: ChatRequestFields): boolean {
   const so = r.structured_outputs;
   return (so != null && (so.json != null || so.regex != null || so.choice != null)) || r.response_format?.type === 'json_schema';
 }
@@ -51,7 +51,7 @@ function needsConversion(r: ChatRequest): boolean {
  * can take minutes: allOf/$ref expansion is exponential), killed at CONVERSION_TIME_MS. No constraint,
  * json_object and a verbatim grammar stay inline (fixed cost). Rejects with the same 400s.
  */
-export async function structuredGrammarOffThread(r: ChatRequest, work: WorkOptions = {}): Promise<string | undefined> {
+export async function structuredGrammarOffThread(r: ChatRequestFields, work: WorkOptions = {}): Promise<string | undefined> {
   if (!needsConversion(r)) return structuredGrammar(r);
   const input = { structured_outputs: r.structured_outputs, response_format: r.response_format };
   try {
@@ -69,7 +69,7 @@ export async function structuredGrammarOffThread(r: ChatRequest, work: WorkOptio
 }
 
 /** The requested output cap: max_completion_tokens wins over max_tokens; 0 = not given. */
-export function requestedMaxTokens(r: ChatRequest): { value: number; field: 'max_completion_tokens' | 'max_tokens' } {
+export function requestedMaxTokens(r: ChatRequestFields): { value: number; field: 'max_completion_tokens' | 'max_tokens' } {
   if (r.max_completion_tokens != null) return { value: r.max_completion_tokens, field: 'max_completion_tokens' };
   return { value: r.max_tokens ?? 0, field: 'max_tokens' };
 }
@@ -79,7 +79,7 @@ export function requestedMaxTokens(r: ChatRequest): { value: number; field: 'max
  * (docs/http-api.md#context-length-and-truncation) to the tokenized prompt. Returns the prompt the engine
  * gets (possibly its last K tokens).
  */
-export function fitPrompt(prompt: ArrayLike<number>, r: ChatRequest, maxModelLen: number): number[] {
+export function fitPrompt(prompt: ArrayLike<number>, r: ChatRequestFields, maxModelLen: number): number[] {
   const { value: maxOut, field } = requestedMaxTokens(r);
   if (maxOut > maxModelLen) badRequest(`${field}=${maxOut} cannot be greater than max_model_len=${maxModelLen}.`, field);
   const maxInput = maxModelLen - maxOut;
@@ -162,7 +162,7 @@ export function pretokenizedView(vocabSize: number, texts: readonly string[], id
 const MIN_NONZERO_TEMPERATURE = 0.01;
 
 /** Every sampling/decoding field of the request in engine terms (no promptTokens, no seed: see requestSeed). */
-export function samplingFields(r: ChatRequest, tok: TokenizerView): Omit<GenerateRequest, 'promptTokens' | 'seed'> {
+export function samplingFields(r: ChatRequestFields, tok: TokenizerView): Omit<GenerateRequest, 'promptTokens' | 'seed'> {
   const vocab = tok.vocabSize;
   const out: Omit<GenerateRequest, 'promptTokens' | 'seed'> = {};
   const { value: maxOut } = requestedMaxTokens(r);

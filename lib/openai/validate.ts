@@ -139,7 +139,7 @@ export interface ValidateOptions {
 /** A validated request with the seed's defaults applied and `stop` normalised to a list. */
 // (A key-remapping Omit: the plain Omit of a loose object's type, which has an index signature, loses
 // every known key.)
-type OmitKnown<T, K extends PropertyKey> = { [P in keyof T as P extends K ? never : P]: T[P] };
+export type OmitKnown<T, K extends PropertyKey> = { [P in keyof T as P extends K ? never : P]: T[P] };
 export type ChatRequest = OmitKnown<ChatCompletionRequest, 'stop'> & {
   stop: string[];
   n: number;
@@ -218,27 +218,6 @@ export function validateTrajectoryLog(body: unknown): Validated<TrajectoryLogReq
   const ignoredFields = unknownTopLevel(body, new Set(['split', 'trajectory_groups', 'model_id']));
   if (!parsed.success) return { ok: false, detail: issuesToDetail(parsed.error.issues, body, ['body']), ignoredFields };
   return { ok: true, value: parsed.data, ignoredFields };
-}
-
-// Requests the server already validated (inline or on a worker, lib/server/body-parse.ts): checkChat
-// takes them as they are instead of validating a second time on the event loop (that pass alone took
-// 588 ms for an 8 MiB body of 300k short messages, measured). Only this package's own code marks an
-// object; a structured clone from a worker is a new object, marked when it arrives. The mark keeps the
-// max_logprobs it was checked against: an engine with another limit validates again.
-const validatedChatRequests = new WeakMap<object, number>();
-
-/**
- * Marks `r` (a validateChatRequest value checked with `maxLogprobs`, or a copy of one changed only in
- * valid ways) as validated.
- */
-export function markValidated(r: ChatRequest, maxLogprobs: number): ChatRequest {
-  validatedChatRequests.set(r, maxLogprobs);
-  return r;
-}
-
-/** True for an object markValidated marked after checking it with the same `maxLogprobs`. */
-export function isMarkedValidated(body: unknown, maxLogprobs: number): body is ChatRequest {
-  return typeof body === 'object' && body !== null && validatedChatRequests.get(body) === maxLogprobs;
 }
 
 export type BodyKind = 'chat' | 'trajectory-log';

@@ -6,8 +6,8 @@
 // is dropped, a queued or running engine request is freed within one step, and the iterator is still
 // consumed to its end so the usage of an aborted request is counted.
 import type { ServerResponse } from 'node:http';
-import { markValidated } from '../openai/validate.js';
-import type { ChatRequest } from '../openai/validate.js';
+import { markValidated } from '../openai/chat-input.js';
+import type { ChatInput } from '../openai/chat-input.js';
 import type { ChatCompletionChunk } from '../openai/protocol.js';
 import type { StreamErrorEvent } from './types.js';
 import type { UsageRecorder } from '../store/usage.js';
@@ -19,8 +19,8 @@ import type { ServedModel, ServerOptions } from './types.js';
 
 export interface ChatContext {
   res: ServerResponse;
-  /** The validated request (body-parse.ts). */
-  request: ChatRequest;
+  /** The validated request, split (body-parse.ts). */
+  input: ChatInput;
   project: Project;
   /** Who the request is for (its API key, on an open server its remote address): its share of the template/schema workers. */
   client: string;
@@ -54,7 +54,8 @@ export function errorResponse(error: unknown): [number, unknown] {
 }
 
 export async function handleChat(ctx: ChatContext): Promise<void> {
-  const { res, request, options } = ctx;
+  const { res, options } = ctx;
+  const request = ctx.input.request;
   if (!request.model && ctx.models.length > 1) {
     throw new HttpError(400, `The \`model\` field is required: this server serves ${ctx.models.length} models (${ctx.models.map((m) => m.id).join(', ')}).`, 'model');
   }
@@ -67,7 +68,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
 
   // The validated request goes to the chat layer (marked, so it is not validated again), which owns the
   // semantic checks (priority, template, context length).
-  const raw: ChatRequest = { ...request };
+  const input: ChatInput = { ...ctx.input, request: { ...request } };
   const controller = new AbortController();
   const stopNow = (): void => controller.abort();
   ctx.stop?.addEventListener('abort', stopNow, { once: true });
@@ -81,7 +82,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   });
   if (ctx.stop?.aborted) controller.abort();
   const metrics = ctx.metricsOf(served.id);
-  markValidated(raw, options.maxLogprobs ?? 20);
+  markValidated(input, options.maxLogprobs ?? 20);
   const call = { signal: controller.signal, project: `${ctx.project.team}/${ctx.project.project}`, client: ctx.client };
   const started = performance.now();
   const count = (u: UsageLike | null | undefined): void => {
@@ -109,7 +110,7 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
   if (!request.stream) {
     let response;
     try {
-      response = await served.engine.chat(raw, call);
+      response = await served.engine.chat(input, call);
     } catch (error) {
       const answer = beforeGeneration(error);
       if (answer === null) return;
@@ -124,8 +125,8 @@ export async function handleChat(ctx: ChatContext): Promise<void> {
 
   // Streams always ask the chat layer for the usage chunk (for accounting) and drop it when the client did not.
   const clientWantsUsage = request.stream_options?.include_usage === true;
-  raw.stream_options = { ...(raw.stream_options ?? {}), include_usage: true };
-  const iterator = (await served.engine.chatStream(raw, call))[Symbol.asyncIterator]();
+  input.request.stream_options = { ...(request.stream_options ?? {}), include_usage: true };
+  const iterator = (await served.engine.chatStream(input, call))[Symbol.asyncIterator]();
   let first: IteratorResult<ChatCompletionChunk | StreamErrorEvent>;
   try {
     first = await iterator.next();

@@ -60,10 +60,10 @@ export function isJsonContentType(header: string | undefined): boolean {
 }
 
 /**
- * Reads the whole body as UTF-8, or rejects with a 413 HttpError once more than `limit` bytes came
- * in (a Content-Length over the limit is refused before reading anything).
+ * Reads the whole body (its bytes: a large one is decoded on a worker), or rejects with a 413 HttpError
+ * once more than `limit` bytes came in (a Content-Length over the limit is refused before reading anything).
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<string> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     const tooLarge = (): HttpError => new HttpError(413, `Request body is larger than the limit of ${limit} bytes.`, null, { Connection: 'close' });
@@ -91,7 +91,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
     req.once('end', () => {
       if (done) return;
       done = true;
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(Buffer.concat(chunks));
     });
     req.once('error', (error) => {
       if (done) return;

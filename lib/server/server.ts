@@ -197,7 +197,7 @@ export function createServer(options: ServerOptions): TokenmillServer {
     if (!isJsonContentType(req.headers['content-type'])) {
       throw new HttpError(415, `Unsupported Media Type: Only 'application/json' is allowed`);
     }
-    const text = await readBody(req, maxBytes);
+    const body = await readBody(req, maxBytes);
     // Fair shares of the workers (large bodies, templates, schemas) go by API key, on an open server by
     // remote address.
     const client = caller === null || caller === 'open' ? `addr:${req.socket.remoteAddress ?? 'unknown'}` : caller;
@@ -212,21 +212,21 @@ export function createServer(options: ServerOptions): TokenmillServer {
       throw error;
     });
     if (r.handler === 'chat') {
-      const parsed = await unlessGone(parseBody('chat', text, parseOptions));
+      const parsed = await unlessGone(parseBody('chat', body, parseOptions));
       if (parsed === null) return;
       if (!parsed.ok) {
         sendValidation(res, parsed.detail);
         return;
       }
       await handleChat({
-        res, request: parsed.value, project, client, headers, models: served, metricsOf, usage: store()?.usage ?? null, options,
+        res, input: parsed.value, project, client, headers, models: served, metricsOf, usage: store()?.usage ?? null, options,
         onError: (e) => log('error', `request ${requestId}: ${String((e as Error)?.stack ?? e)}`),
         onTokens: (n) => limiter.charge(caller!, n),
         stop: stopping.signal,
       });
       return;
     }
-    const parsed = await unlessGone(parseBody('trajectory-log', text, parseOptions));
+    const parsed = await unlessGone(parseBody('trajectory-log', body, parseOptions));
     if (parsed === null) return;
     if (!parsed.ok) {
       sendValidation(res, parsed.detail);

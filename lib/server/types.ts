@@ -1,5 +1,6 @@
 // The server's view of what it serves: an engine with the chat layer (docs/library.md#chat-without-http) and
 // the options of docs/cli.md#tokenmill-serve.
+import type { ChatInput } from '../openai/chat-input.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../openai/protocol.js';
 import type { Database } from '../store/database.js';
 import type { EngineStatsLike } from './metrics.js';
@@ -12,10 +13,13 @@ export interface ChatCallOptions {
   client?: string;
 }
 
-/** What the HTTP layer needs from an engine: the chat layer plus stats and the model's facts. */
+/**
+ * What the HTTP layer needs from an engine: the chat layer (given the body the server validated and
+ * split, lib/openai/chat-input.ts) plus stats and the model's facts.
+ */
 export interface ChatEngineLike {
-  chat(request: unknown, options?: ChatCallOptions): Promise<ChatCompletionResponse>;
-  chatStream(request: unknown, options?: ChatCallOptions): AsyncIterable<ChatCompletionChunk | StreamErrorEvent> | Promise<AsyncIterable<ChatCompletionChunk | StreamErrorEvent>>;
+  chat(input: ChatInput, options?: ChatCallOptions): Promise<ChatCompletionResponse>;
+  chatStream(input: ChatInput, options?: ChatCallOptions): AsyncIterable<ChatCompletionChunk | StreamErrorEvent> | Promise<AsyncIterable<ChatCompletionChunk | StreamErrorEvent>>;
   stats(): EngineStatsLike;
   readonly maxModelLen: number;
   readonly model?: { info?: { path?: string } };

@@ -5,7 +5,7 @@ import { readlinkSync } from 'node:fs';
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { WORK_HANDLERS } from './work-handlers.js';
-import { serializeError } from './work-protocol.js';
+import { serializeError, Transferring } from './work-protocol.js';
 import type { WorkerReply, WorkerRequest } from './work-protocol.js';
 
 /** nice value of work threads (the event loop's thread keeps the process's). */
@@ -29,13 +29,16 @@ if (!port) throw new Error('work-entry runs only as a worker thread of the work 
 lowerThreadPriority();
 port.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
+  let transfer: ArrayBuffer[] = [];
   try {
     const handler = WORK_HANDLERS[request.kind];
     if (!handler) throw new Error(`work pool: unknown task kind '${request.kind}'`);
-    reply = { id: request.id, ok: true, value: handler(request.payload) };
+    const out = handler(request.payload);
+    if (out instanceof Transferring) transfer = out.transfer;
+    reply = { id: request.id, ok: true, value: out instanceof Transferring ? out.value : out };
   } catch (error) {
     reply = { id: request.id, ok: false, error: serializeError(error) };
   }
-  port.postMessage(reply);
+  port.postMessage(reply, transfer);
 });
 port.postMessage('ready');

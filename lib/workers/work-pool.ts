@@ -35,6 +35,8 @@ export interface RunOptions {
   timeMs: number;
   /** Aborting it while the task still waits for a worker drops the task (a started one runs to its end or limit). */
   signal?: AbortSignal;
+  /** Buffers of the payload handed to the worker rather than copied (unusable here afterwards). */
+  transfer?: ArrayBuffer[];
 }
 
 /** The pool stopped a task at a limit and terminated its worker. */
@@ -181,7 +183,7 @@ export class WorkPool {
         }
       };
       w.worker.ref();
-      w.worker.postMessage(request);
+      w.worker.postMessage(request, opts.transfer ?? []);
     });
   }
 }

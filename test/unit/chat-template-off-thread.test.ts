@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderChatTemplate, TemplateError } from '../../lib/chat/template.js';
 import type { RenderChatOptions } from '../../lib/chat/template.js';
-import { renderChatTemplateOffThread } from '../../lib/chat/template-off-thread.js';
+import { renderChatTemplateOffThread, renderConversationOffThread } from '../../lib/chat/template-off-thread.js';
+import { packConversation } from '../../lib/chat/conversation.js';
 import { TokenmillError } from '../../lib/engine/errors.js';
 import { structuredGrammar, structuredGrammarOffThread } from '../../lib/openai/to-engine.js';
 import { validateChatRequest } from '../../lib/openai/validate.js';
@@ -28,9 +29,12 @@ function inline(opts: RenderChatOptions): unknown {
     return { cls: (e as Error).constructor.name, message: (e as Error).message, line: (e as TemplateError).line, status: (e as TokenmillError).status };
   }
 }
-async function offThread(opts: RenderChatOptions): Promise<unknown> {
+/** Off the event loop; `packed` sends the conversation as packed bytes (a large body's way, lib/chat/conversation.ts). */
+async function offThread(opts: RenderChatOptions, packed = false): Promise<unknown> {
   try {
-    return await renderChatTemplateOffThread(opts, { client: 'test' });
+    if (!packed) return await renderChatTemplateOffThread(opts, { client: 'test' });
+    const { messages, tools, documents, ...rest } = opts;
+    return await renderConversationOffThread({ ...rest, conversation: packConversation({ messages, tools: tools ?? null, documents: documents ?? null }) }, { client: 'test' });
   } catch (e) {
     return { cls: (e as Error).constructor.name, message: (e as Error).message, line: (e as TemplateError).line, status: (e as TokenmillError).status };
   }
@@ -42,11 +46,13 @@ afterAll(() => workPool().close());
 describe('renderChatTemplateOffThread', () => {
   it('finds the shared templates', () => { expect(files.length).toBeGreaterThanOrEqual(79); });
 
-  it('equals the inline render for every shared template (tool conversation, with and without the generation prompt)', async () => {
+  it('equals the inline render for every shared template (tool conversation, with and without the generation prompt), the conversation inline or packed', async () => {
     for (const file of files) {
       for (const addGenerationPrompt of [true, false]) {
         const opts: RenderChatOptions = { template: readTemplate(file), messages: TOOL_CONVERSATION, tools: [WEATHER_TOOL], bosToken: '<s>', eosToken: '</s>', now: FIXED_NOW, addGenerationPrompt };
-        expect(await offThread(opts), `${file} addGenerationPrompt=${addGenerationPrompt}`).toEqual(inline(opts));
+        const want = inline(opts);
+        expect(await offThread(opts), `${file} addGenerationPrompt=${addGenerationPrompt}`).toEqual(want);
+        expect(await offThread(opts, true), `${file} addGenerationPrompt=${addGenerationPrompt}, packed`).toEqual(want);
       }
     }
   }, 120_000);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  echoText, NO_CHAT_TEMPLATE_MESSAGE, renderChatTemplate, responseRole, templateMessages, TemplateError,
+  NO_CHAT_TEMPLATE_MESSAGE, renderChatTemplate, templateMessages, TemplateError,
 } from '../../lib/chat/template.js';
 import { renderBounded, strftime } from '../../lib/chat/template-sandbox.js';
 
@@ -62,13 +62,6 @@ describe('chat template: variables and semantics', () => {
     }
   });
 
-  it('echo and response role', () => {
-    const msgs = [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'prefix' }];
-    expect(responseRole(msgs, true)).toBe('assistant');
-    expect(responseRole([{ role: 'user', content: 'q' }], false)).toBe('user');
-    expect(echoText(msgs, 'assistant')).toBe('prefix');
-    expect(echoText(msgs, 'user')).toBe('');
-  });
 });
 
 describe('chat template: sandbox', () => {

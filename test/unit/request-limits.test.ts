@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { TokenmillError } from '../../lib/engine/errors.js';
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, pyFloat } from '../../lib/openai/request-limits.js';
 import { parseChatRequest } from '../../lib/openai/validate.js';
+import { toChatInput } from '../../lib/openai/chat-input.js';
 
 const limits = { ...DEFAULT_REQUEST_LIMITS, maxN: 8, maxLogitBias: 512 };
 const messages = [{ role: 'user', content: 'hi' }];
@@ -11,7 +12,8 @@ const tool = { type: 'function', function: { name: 'f' } };
 
 function check(patch: Record<string, unknown>): TokenmillError | null {
   try {
-    checkRequestLimits(parseChatRequest({ messages, ...patch }), limits);
+    const input = toChatInput(parseChatRequest({ messages, ...patch }), false);
+    checkRequestLimits(input.request, input.facts, limits);
     return null;
   } catch (e) {
     return e as TokenmillError;

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ChatInput } from '../../lib/openai/chat-input.js';
 import { createServer, type TokenmillServer } from '../../lib/server/server.js';
 import type { ChatCallOptions, ChatEngineLike } from '../../lib/server/types.js';
 
@@ -24,14 +25,14 @@ class FaultyEngine implements ChatEngineLike {
     if (this.statsFault) throw new TypeError('stats exploded');
     return stats();
   }
-  chat(request: unknown): Promise<never> {
-    const fault = (request as { fault?: string }).fault;
+  chat(input: ChatInput): Promise<never> {
+    const fault = (input.request as { fault?: string }).fault;
     if (fault === 'sync') throw new TypeError("Cannot read properties of undefined (reading 'x')");
     if (fault === 'range') throw new RangeError('Invalid array length');
     return Promise.reject(new Error('rejected deep inside'));
   }
-  chatStream(request: unknown): AsyncIterable<never> {
-    const fault = (request as { fault?: string }).fault;
+  chatStream(input: ChatInput): AsyncIterable<never> {
+    const fault = (input.request as { fault?: string }).fault;
     if (fault === 'not-iterable') return {} as AsyncIterable<never>;
     return (async function* () {
       if (fault === 'first') throw new TypeError('first step failed');
@@ -51,8 +52,8 @@ class SteadyEngine implements ChatEngineLike {
   async chat(): Promise<never> {
     throw new Error('not used');
   }
-  async *chatStream(request: unknown, o?: ChatCallOptions) {
-    const count = (request as { count?: number }).count ?? 50;
+  async *chatStream(input: ChatInput, o?: ChatCallOptions) {
+    const count = (input.request as { count?: number }).count ?? 50;
     for (let i = 0; i < count && !o?.signal?.aborted; i++) {
       yield chunk(`${i} `, i === count - 1 ? 'stop' : null);
       await new Promise((r) => setTimeout(r, 10));

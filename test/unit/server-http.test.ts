@@ -4,13 +4,14 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ChatInput } from '../../lib/openai/chat-input.js';
 import { openDatabase, type Database } from '../../lib/store/database.js';
 import { readUsage } from '../../lib/store/usage.js';
 import { exportTrajectoryGroups } from '../../lib/store/trajectories.js';
 import { createServer, type TokenmillServer } from '../../lib/server/server.js';
 import type { ChatCallOptions, ChatEngineLike, ServerOptions } from '../../lib/server/types.js';
 import { KeyChecker, parseProject } from '../../lib/server/auth.js';
-import { INLINE_BODY_CHARS } from '../../lib/server/body-parse.js';
+import { INLINE_BODY_BYTES } from '../../lib/openai/parse-body.js';
 import { workPool } from '../../lib/workers/offload.js';
 
 // Response.json() is typed unknown; these tests inspect the bodies freely.
@@ -32,8 +33,8 @@ class FakeEngine implements ChatEngineLike {
   stats() {
     return { running: this.running, waiting: 0, kvCacheUsage: 0.25, kvBlocksTotal: 8, kvBlocksFree: 6, prefixCacheQueries: 3, prefixCacheHits: 1, preemptions: 0, promptTokens: 10, generationTokens: 4 };
   }
-  async chat(request: unknown, _o?: ChatCallOptions) {
-    const r = request as { model?: string; priority?: number };
+  async chat(input: ChatInput, _o?: ChatCallOptions) {
+    const r = input.request as { model?: string; priority?: number };
     if (r.priority) throw Object.assign(new Error(`Got priority ${r.priority} but Priority scheduling is not enabled.`), { status: 400, param: 'priority' });
     return {
       id: 'chatcmpl-1', object: 'chat.completion' as const, created: 1, model: r.model ?? 'fake',
@@ -41,8 +42,8 @@ class FakeEngine implements ChatEngineLike {
       usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9, prompt_tokens_details: { cached_tokens: 3 } },
     } as never;
   }
-  async *chatStream(request: unknown, o?: ChatCallOptions) {
-    const r = request as { model?: string; slow?: boolean; linger?: number; stream_options?: { include_usage?: boolean } };
+  async *chatStream(input: ChatInput, o?: ChatCallOptions) {
+    const r = input.request as { model?: string; slow?: boolean; linger?: number; stream_options?: { include_usage?: boolean } };
     const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1, model: r.model ?? 'fake' };
     this.running++;
     try {
@@ -289,7 +290,7 @@ describe('server: chat, usage, metrics', () => {
 });
 
 describe('server: large bodies are parsed and validated off the event loop', () => {
-  it('bodies over INLINE_BODY_CHARS go to the work pool, smaller ones stay inline; the answers are the same', async () => {
+  it('bodies over INLINE_BODY_BYTES go to the work pool, smaller ones stay inline; the answers are the same', async () => {
     const { base } = await start();
     const run = vi.spyOn(workPool(), 'run');
     try {
@@ -297,20 +298,24 @@ describe('server: large bodies are parsed and validated off the event loop', () 
       const small = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, messages: pad(1000) }));
       expect(small.status).toBe(200);
       expect(run.mock.calls.filter((c) => c[0] === 'request-body')).toHaveLength(0);
-      const large = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, messages: pad(INLINE_BODY_CHARS) }));
+      const large = await fetch(`${base}/v1/chat/completions`, json({ ...chatBody, messages: pad(INLINE_BODY_BYTES) }));
       expect(large.status).toBe(200);
       expect((await jsonOf(large)).choices[0].message.content).toBe('hello');
       expect(run.mock.calls.filter((c) => c[0] === 'request-body')).toHaveLength(1);
+      // It came back split, its conversation packed (lib/openai/chat-input.ts): no message object of it
+      // was ever made on the event loop.
+      const parsed = (await run.mock.results[run.mock.calls.findIndex((c) => c[0] === 'request-body')]!.value) as { value: { conversation: { packed?: unknown } } };
+      expect(parsed.value.conversation.packed).toBeInstanceOf(Uint8Array);
       // The same violations, in the same words, whichever way the body went.
       const bad = (chars: number) => ({ ...chatBody, messages: [...pad(chars), { role: 'nobody' }], temperature: 'hot' });
       const inline = await fetch(`${base}/v1/chat/completions`, json(bad(10)));
-      const offloaded = await fetch(`${base}/v1/chat/completions`, json(bad(INLINE_BODY_CHARS)));
+      const offloaded = await fetch(`${base}/v1/chat/completions`, json(bad(INLINE_BODY_BYTES)));
       expect(offloaded.status).toBe(422);
       expect(await jsonOf(offloaded)).toEqual(await jsonOf(inline));
-      const broken = await fetch(`${base}/v1/chat/completions`, { ...json({}), body: `{"messages": "${'y'.repeat(INLINE_BODY_CHARS)}` });
+      const broken = await fetch(`${base}/v1/chat/completions`, { ...json({}), body: `{"messages": "${'y'.repeat(INLINE_BODY_BYTES)}` });
       expect(broken.status).toBe(422);
       expect((await jsonOf(broken)).detail[0]).toMatchObject({ type: 'json_invalid', msg: 'JSON decode error' });
-      const log = await fetch(`${base}/v1/preview/models/fake/log`, json({ split: 'val', trajectory_groups: [{ trajectories: [{ reward: 1, messages_and_choices: pad(INLINE_BODY_CHARS) }] }] }));
+      const log = await fetch(`${base}/v1/preview/models/fake/log`, json({ split: 'val', trajectory_groups: [{ trajectories: [{ reward: 1, messages_and_choices: pad(INLINE_BODY_BYTES) }] }] }));
       expect(log.status).toBe(200);
       expect(run.mock.calls.filter((c) => c[0] === 'request-body')).toHaveLength(4);
     } finally {

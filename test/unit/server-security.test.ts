@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ChatInput } from '../../lib/openai/chat-input.js';
 import { KeyChecker, keysFileWarning } from '../../lib/server/auth.js';
 import { RateLimiter } from '../../lib/server/rate-limit.js';
 import { createServer, type TokenmillServer } from '../../lib/server/server.js';
@@ -18,8 +19,8 @@ class UsageEngine implements ChatEngineLike {
   stats() {
     return { running: 0, waiting: 0, kvCacheUsage: 0, kvBlocksTotal: 8, kvBlocksFree: 8, prefixCacheQueries: 0, prefixCacheHits: 0, preemptions: 0, promptTokens: 0, generationTokens: 0 };
   }
-  async chat(request: unknown) {
-    if ((request as { fail?: boolean }).fail) throw new Error('engine exploded');
+  async chat(input: ChatInput) {
+    if ((input.request as { fail?: boolean }).fail) throw new Error('engine exploded');
     return {
       id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'u',
       choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, logprobs: null, finish_reason: 'stop' }],

@@ -9,7 +9,8 @@ import type { GenerateRequest } from '../../lib/engine/generate-request.js';
 import { checkChat, prepareChat, runChat, runChatStream } from '../../lib/openai/chat-completions.js';
 import type { ChatContext, ChatModel, ChatStreamItem, ChatUsageRecord } from '../../lib/openai/chat-completions.js';
 import type { ChatCompletionChunk } from '../../lib/openai/protocol.js';
-import { markValidated, validateChatRequest } from '../../lib/openai/validate.js';
+import { validateChatRequest } from '../../lib/openai/validate.js';
+import { markValidated, toChatInput } from '../../lib/openai/chat-input.js';
 
 // The events of one choice; the fake engine interleaves the n choices as the native engine does.
 type Script = (req: GenerateRequest, choice: number) => GenerateEvent[];
@@ -302,9 +303,10 @@ describe('checkChat and requests the server validated', () => {
     if (!v.ok) throw new Error('the fixture body is valid');
     // A marked object is not looked at again: even a field made invalid afterwards goes through, which
     // shows no second validation ran (the server only marks values validateChatRequest returned).
-    const marked = markValidated({ ...v.value, stream: 'yes' as never }, 20);
+    const input = toChatInput(v.value, false);
+    const marked = markValidated({ ...input, request: { ...input.request, stream: 'yes' as never } }, 20);
     expect(checkChat(f.ctx, marked)).toBe(marked);
     expect(() => checkChat(f.ctx, { ...marked })).toThrow(expect.objectContaining({ status: 422 }));
-    expect(() => checkChat(f.ctx, markValidated({ ...v.value, stream: 'yes' as never }, 5))).toThrow(expect.objectContaining({ status: 422 }));
+    expect(() => checkChat(f.ctx, markValidated({ ...input, request: { ...input.request, stream: 'yes' as never } }, 5))).toThrow(expect.objectContaining({ status: 422 }));
   });
 });

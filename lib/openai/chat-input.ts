@@ -1,0 +1,113 @@
+// NOTE(openai/chat-input): a validated chat request as the pipeline (chat-completions.ts) takes it: its
+// fields without the conversation, the conversation (lib/chat/conversation.ts: objects, or packed when
+// a large body was parsed on a worker) and the facts about the conversation that the event loop needs
+// (request limits, the non-text-part check, the response role, echo, tool names). The facts are
+// computed where the conversation was parsed, so for a large body no request-sized array is ever walked,
+// cloned or collected on the event loop (docs/http-api.md#work-off-the-event-loop).
+import { contentText } from '../chat/template.js';
+import { packConversation } from '../chat/conversation.js';
+import type { Conversation, ConversationParts } from '../chat/conversation.js';
+import { firstNonTextPart } from './content-parts.js';
+import type { NonTextPart } from './content-parts.js';
+import { DEFAULT_REQUEST_LIMITS } from './request-limits.js';
+import { validateBodyText } from './validate.js';
+import type { ChatRequest, OmitKnown, Validated, ValidateOptions } from './validate.js';
+
+/** A validated request's fields except the conversation. */
+export type ChatRequestFields = OmitKnown<ChatRequest, 'messages' | 'tools' | 'documents'>;
+
+export interface ConversationFacts {
+  tools: number;
+  documents: number;
+  /**
+   * The tools' function names; null when there are more tools than any request may have (the request
+   * limits refuse it), so a request-sized list never crosses.
+   */
+  toolNames: string[] | null;
+  /** How deep each part nests (objects and arrays; 0 for a missing part). */
+  depth: { messages: number; tools: number; documents: number };
+  /** The first non-text content part outside system messages (a 400). */
+  nonTextPart: NonTextPart | null;
+  /** The last message's role (the response role without a generation prompt). */
+  lastRole: string | null;
+  /** The last message's text when the request asks for echo (else null: it may be large). */
+  lastText: string | null;
+}
+
+export interface ChatInput {
+  request: ChatRequestFields;
+  conversation: Conversation;
+  facts: ConversationFacts;
+}
+
+/** Nesting depth of a JSON value (a scalar is 0, [] and {} are 1). Iterative: values may nest deeply. */
+export function nestingDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) max = depth;
+    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return max;
+}
+
+export function conversationFacts(parts: ConversationParts, echo: boolean): ConversationFacts {
+  const last = parts.messages[parts.messages.length - 1];
+  const tools = parts.tools ?? [];
+  return {
+    tools: tools.length,
+    documents: parts.documents?.length ?? 0,
+    toolNames: tools.length <= DEFAULT_REQUEST_LIMITS.maxTools ? tools.map((t) => t.function.name) : null,
+    depth: { messages: nestingDepth(parts.messages), tools: nestingDepth(parts.tools), documents: nestingDepth(parts.documents) },
+    nonTextPart: firstNonTextPart(parts.messages),
+    lastRole: last?.role ?? null,
+    lastText: echo && last ? contentText(last.content) : null,
+  };
+}
+
+/** Splits a validated request; `pack` packs its conversation (a worker's result for the event loop). */
+export function toChatInput(r: ChatRequest, pack: boolean): ChatInput {
+  const { messages, tools, documents, ...request } = r;
+  const parts: ConversationParts = { messages, tools: tools ?? null, documents: documents ?? null };
+  return { request, conversation: pack ? packConversation(parts) : { inline: parts }, facts: conversationFacts(parts, r.echo) };
+}
+
+/** A chat body's text parsed, validated and split (json_invalid and 422 details as validateBodyText). */
+export function chatInputFromText(text: string, opts: ValidateOptions, pack: boolean): Validated<ChatInput> {
+  const v = validateBodyText('chat', text, opts) as Validated<ChatRequest>;
+  return v.ok ? { ok: true, value: toChatInput(v.value, pack), ignoredFields: v.ignoredFields } : v;
+}
+
+/** The response role (vLLM): the server's role with a generation prompt, else the last message's. */
+export function responseRole(facts: ConversationFacts, addGenerationPrompt: boolean, defaultRole = 'assistant'): string {
+  if (addGenerationPrompt) return defaultRole;
+  return facts.lastRole ?? defaultRole;
+}
+
+/** echo: the last message's content when its role is the response role, else "". */
+export function echoText(facts: ConversationFacts, role: string): string {
+  return facts.lastRole === role ? facts.lastText ?? '' : '';
+}
+
+// Inputs this package validated (inline, or on a worker: lib/server/body-parse.ts): checkChat takes them
+// as they are instead of validating a second time on the event loop (that pass alone took 588 ms for
+// an 8 MiB body of 300k short messages, measured). Only this package's own code marks an object; a
+// structured clone from a worker is a new object, marked when it arrives. The mark keeps the
+// max_logprobs it was checked against: an engine with another limit validates again.
+const validatedInputs = new WeakMap<object, number>();
+
+/**
+ * Marks `input` (made by toChatInput from a request validated with `maxLogprobs`, or a copy of one
+ * changed only in valid ways) as validated.
+ */
+export function markValidated(input: ChatInput, maxLogprobs: number): ChatInput {
+  validatedInputs.set(input, maxLogprobs);
+  return input;
+}
+
+/** True for an input markValidated marked after checking it with the same `maxLogprobs`. */
+export function isMarkedValidated(body: unknown, maxLogprobs: number): body is ChatInput {
+  return typeof body === 'object' && body !== null && validatedInputs.get(body) === maxLogprobs;
+}

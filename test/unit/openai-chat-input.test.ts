@@ -1,0 +1,101 @@
+// A validated chat request split for the pipeline (lib/openai/chat-input.ts): the facts about its
+// conversation equal what walking the messages gives, packing keeps the conversation exactly, and a
+// template may hold lists as long as the conversation it renders (more messages than the render's
+// list limit render).
+import { describe, expect, it } from 'vitest';
+import { conversationItems, conversationParts, packConversation } from '../../lib/chat/conversation.js';
+import { renderChatTemplate, renderTimeMs } from '../../lib/chat/template.js';
+import { chatInputFromText, echoText, nestingDepth, responseRole, toChatInput } from '../../lib/openai/chat-input.js';
+import { parseChatRequest } from '../../lib/openai/validate.js';
+import { DEFAULT_REQUEST_LIMITS } from '../../lib/openai/request-limits.js';
+
+const tool = (name: string) => ({ type: 'function', function: { name, parameters: { type: 'object', properties: { a: { type: 'string' } } } } });
+
+describe('chat input: facts about the conversation', () => {
+  it('response role and echo come from the last message', () => {
+    const input = toChatInput(parseChatRequest({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: [{ type: 'text', text: 'pre' }, { type: 'text', text: 'fix' }] }], echo: true }), false);
+    expect(responseRole(input.facts, true)).toBe('assistant');
+    expect(responseRole(input.facts, true, 'bot')).toBe('bot');
+    expect(responseRole(input.facts, false)).toBe('assistant');
+    expect(echoText(input.facts, 'assistant')).toBe('pre\nfix');
+    expect(echoText(input.facts, 'user')).toBe('');
+    const user = toChatInput(parseChatRequest({ messages: [{ role: 'user', content: 'q' }] }), false);
+    expect(responseRole(user.facts, false)).toBe('user');
+    // Without echo the last text is not kept (it may be megabytes).
+    expect(user.facts.lastText).toBeNull();
+  });
+
+  it('counts, tool names, nesting depth and the first non-text part', () => {
+    const r = parseChatRequest({
+      messages: [
+        { role: 'system', content: [{ type: 'image_url' }] },
+        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'input_audio' }] },
+        { role: 'user', content: [{ type: 'video_url' }] },
+      ],
+      tools: [tool('f'), tool('g')],
+      documents: [{ a: { b: [1] } }],
+    });
+    const { facts, request } = toChatInput(r, false);
+    expect(facts).toMatchObject({ tools: 2, documents: 1, toolNames: ['f', 'g'], nonTextPart: { index: 1, type: 'input_audio' } });
+    expect(facts.depth).toEqual({ messages: nestingDepth(r.messages), tools: nestingDepth(r.tools), documents: 4 });
+    expect(facts.depth.tools).toBe(6); // list > tool > function > parameters > properties > a
+    expect(request).not.toHaveProperty('messages');
+    expect(nestingDepth(null)).toBe(0);
+    expect(nestingDepth([])).toBe(1);
+  });
+
+  it('a request-sized tool list is not copied as names (the limits refuse it anyway)', () => {
+    const n = DEFAULT_REQUEST_LIMITS.maxTools + 1;
+    const { facts } = toChatInput(parseChatRequest({ messages: [{ role: 'user', content: 'x' }], tools: Array.from({ length: n }, (_, i) => tool(`t${i}`)) }), false);
+    expect(facts.tools).toBe(n);
+    expect(facts.toolNames).toBeNull();
+  });
+});
+
+describe('chat input: packed conversations', () => {
+  it('a body parsed with packing gives the same request, facts and conversation as inline', () => {
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'héllo \u{1F600}', name: 'n', extra: { keep: [1, null] } }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', function: { name: 'f', arguments: '{"a":1}' } }] }], tools: [tool('f')], documents: [{ title: 't' }], temperature: 0.5 });
+    const inline = chatInputFromText(body, {}, false);
+    const packed = chatInputFromText(body, {}, true);
+    if (!inline.ok || !packed.ok) throw new Error('the body is valid');
+    expect(packed.value.conversation).toHaveProperty('packed');
+    expect(packed.value.conversation).not.toHaveProperty('inline');
+    expect(conversationParts(packed.value.conversation)).toEqual(conversationParts(inline.value.conversation));
+    const { request_id: _a, ...a } = packed.value.request;
+    const { request_id: _b, ...b } = inline.value.request;
+    expect(a).toEqual(b);
+    expect(packed.value.facts).toEqual(inline.value.facts);
+  });
+
+  it('the packed bytes own their buffer (they are transferred between threads)', () => {
+    const { packed } = packConversation({ messages: [{ role: 'user', content: 'x' }], tools: null, documents: null });
+    expect(packed.byteOffset).toBe(0);
+    expect(packed.byteLength).toBe(packed.buffer.byteLength);
+  });
+
+  it('a 422 is the same either way', () => {
+    const body = JSON.stringify({ messages: [{ role: 'nobody' }, 5], temperature: 'hot' });
+    expect(chatInputFromText(body, {}, true)).toEqual(chatInputFromText(body, {}, false));
+  });
+});
+
+describe('chat template: lists as long as the conversation', () => {
+  it('more messages than the list limit render, sliced and reversed; a longer list the template builds is still refused', () => {
+    const messages = Array.from({ length: 300 }, (_, i) => ({ role: 'user', content: String(i) }));
+    const limits = { maxItems: 100 };
+    const out = renderChatTemplate({ template: '{{ messages | length }} {{ (messages[1:] | reverse | list)[0].content }}', messages, limits });
+    expect(out).toBe('300 299');
+    expect(() => renderChatTemplate({ template: '{{ (messages + messages) | length }}', messages, limits })).toThrow(/list longer than 300 items/);
+    expect(() => renderChatTemplate({ template: '{{ range(301) | length }}', messages, limits })).toThrow(/range\(\) of 301 items exceeds the limit of 300/);
+  });
+});
+
+describe('chat template: time for long conversations', () => {
+  it('a render gets time in proportion to the conversation (none for a short one), counted the same packed or inline', () => {
+    expect(renderTimeMs(2000, 1)).toBe(2000);
+    expect(renderTimeMs(2000, 270_000)).toBe(7400);
+    const parts = { messages: Array.from({ length: 3 }, () => ({ role: 'user', content: 'x' })), tools: [tool('f') as never], documents: [{}] };
+    expect(conversationItems({ inline: parts })).toBe(5);
+    expect(conversationItems(packConversation(parts))).toBe(5);
+  });
+});
