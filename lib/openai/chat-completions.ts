@@ -29,7 +29,7 @@ import { formatPromptLogprobs } from './logprobs.js';
 import type { SampledLogprob } from './logprobs.js';
 import type { ChatCompletionChunk, ChatCompletionResponse, PromptLogprobEntry } from './protocol.js';
 import { nonTextPartError } from './content-parts.js';
-import { echoText, isMarkedValidated, responseRole, toChatInput } from './chat-input.js';
+import { echoText, responseRole, toChatInput, validatedWith } from './chat-input.js';
 import type { ChatInput, ChatRequestFields } from './chat-input.js';
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS } from './request-limits.js';
 import { BAD_WORDS_TOKENIZE, badWordForms, fitPrompt, pretokenizedView, requestSeed, samplingFields, structuredGrammarOffThread } from './to-engine.js';
@@ -111,7 +111,11 @@ export interface PreparedChat {
  * limits (400). `body` is a request object, or an input this package validated already (chat-input.ts).
  */
 export function checkChat(ctx: ChatContext, body: unknown): ChatInput {
-  const input = isMarkedValidated(body, ctx.maxLogprobs) ? body : toChatInput(validated(ctx, body), false);
+  const checkedWith = validatedWith(body);
+  const input = checkedWith === undefined ? toChatInput(validated(ctx, body), false) : (body as ChatInput);
+  // Checked against another max_logprobs (an embedder's server and engine disagree): only the
+  // request's fields depend on it, so they are checked again, without the conversation.
+  if (checkedWith !== undefined && checkedWith !== ctx.maxLogprobs) validated(ctx, { ...input.request, messages: [] });
   const r = input.request;
   if (r.model && r.model !== ctx.servedModelName) {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });

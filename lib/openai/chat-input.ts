@@ -107,7 +107,7 @@ export function markValidated(input: ChatInput, maxLogprobs: number): ChatInput 
   return input;
 }
 
-/** True for an input markValidated marked after checking it with the same `maxLogprobs`. */
-export function isMarkedValidated(body: unknown, maxLogprobs: number): body is ChatInput {
-  return typeof body === 'object' && body !== null && validatedInputs.get(body) === maxLogprobs;
+/** The max_logprobs a marked input was checked against, or undefined for anything else. */
+export function validatedWith(body: unknown): number | undefined {
+  return typeof body === 'object' && body !== null ? validatedInputs.get(body) : undefined;
 }

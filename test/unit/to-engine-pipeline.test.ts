@@ -308,5 +308,12 @@ describe('checkChat and requests the server validated', () => {
     expect(checkChat(f.ctx, marked)).toBe(marked);
     expect(() => checkChat(f.ctx, { ...marked })).toThrow(expect.objectContaining({ status: 422 }));
     expect(() => checkChat(f.ctx, markValidated({ ...input, request: { ...input.request, stream: 'yes' as never } }, 5))).toThrow(expect.objectContaining({ status: 422 }));
+    // Checked against another max_logprobs: the fields are checked again with the engine's.
+    const checked5 = markValidated(input, 5);
+    expect(checkChat(f.ctx, checked5)).toBe(checked5);
+    const wide = validateChatRequest(body({ top_logprobs: 15, logprobs: true }), { maxLogprobs: 20 });
+    if (!wide.ok) throw new Error('top_logprobs 15 is valid under 20');
+    const e = (() => { try { checkChat({ ...f.ctx, maxLogprobs: 10 }, markValidated(toChatInput(wide.value, false), 20)); } catch (x) { return x; } return null; })();
+    expect(e).toMatchObject({ status: 422, detail: [{ msg: expect.stringContaining('greater than max allowed: 10') }] });
   });
 });
