@@ -55,9 +55,8 @@ void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     int64_t rb = int64_t(k_w_panel / (wb ? wb : 1)) / R_MANY * R_MANY;
     if (tb < 4) tb = 4;
     if (rb < R_MANY) rb = R_MANY;
-    // One token group (decode): no weight row is read twice, so panels buy nothing, and a panel of R_MANY
-    // multiples would leave up to R_ONE - 1 rows per panel to the slower one-row tile (measured: 3 of every
-    // 75 Q8_0 rows on AVX-512, 5.4 % of a decode profile).
+    // One token group (decode): no weight row is read twice, so panels buy nothing; one range keeps a
+    // task's rows one sequential stream.
     if (n_tok <= 4) rb = r1 - r0;
     for (int64_t t0 = 0; t0 < n_tok; t0 += tb) {
         const int64_t t1 = t0 + tb < n_tok ? t0 + tb : n_tok;
