@@ -25,8 +25,9 @@ export function renderChatTemplateOffThread(opts: RenderChatOptions, work: WorkO
 }
 
 /**
- * The same for a conversation that may be packed (chat-input.ts): only its bytes cross (copied: ~2 ms
- * for 8 MiB), and the worker unpacks them inside the render's time and memory limits.
+ * The same for a conversation that may be packed (chat-input.ts): only its bytes cross — transferred,
+ * so a packed conversation is rendered once and its bytes are empty here afterwards — and the worker
+ * unpacks them inside the render's time and memory limits.
  */
 export async function renderConversationOffThread(opts: ConversationRenderOptions, work: WorkOptions = {}): Promise<string> {
   const { now, ...rest } = opts;
@@ -36,7 +37,8 @@ export async function renderConversationOffThread(opts: ConversationRenderOption
   if (now) payload.nowMs = now().getTime();
   const timeMs = renderTimeMs(limits.timeMs, conversationItems(opts.conversation));
   try {
-    return (await workPool().run('chat-template', payload, { client: work.client ?? '', timeMs, signal: work.signal })) as string;
+    const transfer = 'packed' in opts.conversation ? [opts.conversation.packed.buffer as ArrayBuffer] : [];
+    return (await workPool().run('chat-template', payload, { client: work.client ?? '', timeMs, signal: work.signal, transfer })) as string;
   } catch (error) {
     if (error instanceof WorkLimitError) throw new TemplateError(`chat template render ${error.message}`);
     if (error instanceof WorkTaskError && error.errorName === 'TemplateError') {

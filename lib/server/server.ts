@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { openDatabase, type Database } from '../store/database.js';
+import { openDatabase, SERVER_BUSY_TIMEOUT_MS, type Database } from '../store/database.js';
 import { UsageRecorder } from '../store/usage.js';
 import { OverloadedError } from '../engine/errors.js';
 import { tokenizeGate, workPool } from '../workers/offload.js';
@@ -42,8 +42,7 @@ const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
  * long the handlers of the requests whose sockets were destroyed get to count their usage.
  */
 const ABORT_GRACE_MS = 3_000;
-/** How long a database write waits for another process's lock before the log endpoint answers 503. */
-const STORE_BUSY_TIMEOUT_MS = 250;
+const DEFAULT_DATA_DIR = './tokenmill-data';
 
 type Route = { methods: string[]; handler: 'chat' | 'models' | 'log' | 'health' | 'metrics' | 'openapi'; modelId?: string };
 /** Routes that need no key (load balancers, Prometheus, API tooling). */
@@ -97,9 +96,9 @@ export function createServer(options: ServerOptions): TokenmillServer {
   const store = (): { db: Database; usage: UsageRecorder } | null => {
     if (!db) {
       try {
-        db = options.database ?? openDatabase(options.dataDir ?? './tokenmill-data');
+        db = options.database ?? openDatabase(options.dataDir ?? DEFAULT_DATA_DIR);
         // Requests run on the event loop: waiting for another process's lock blocks every request.
-        if (ownsDb) db.pragma(`busy_timeout = ${STORE_BUSY_TIMEOUT_MS}`);
+        if (ownsDb) db.pragma(`busy_timeout = ${SERVER_BUSY_TIMEOUT_MS}`);
         usage = new UsageRecorder(db, options.usageFlushMs ?? 1000, (e) => log('warning', `usage could not be written yet, retrying: ${String((e as Error)?.message ?? e)}`));
         storeError = null;
       } catch (error) {
@@ -226,18 +225,13 @@ export function createServer(options: ServerOptions): TokenmillServer {
       });
       return;
     }
-    const parsed = await unlessGone(parseBody('trajectory-log', body, parseOptions));
-    if (parsed === null) return;
-    if (!parsed.ok) {
-      sendValidation(res, parsed.detail);
-      return;
-    }
-    const openStore = (): Database => {
+    // The server's own database is written by a worker's connection (log-route.ts).
+    const logStore = (): { dataDir: string; usage: UsageRecorder } | { db: Database } | string => {
       const opened = store();
-      if (!opened) throw new HttpError(503, `The trajectory store is unavailable: ${storeError}`, null, { 'Retry-After': '5' });
-      return opened.db;
+      if (!opened) return storeError ?? 'unknown error';
+      return ownsDb ? { dataDir: options.dataDir ?? DEFAULT_DATA_DIR, usage: opened.usage } : { db: opened.db };
     };
-    handleTrajectoryLog({ res, request: parsed.value, modelId: r.modelId!, models: served, openStore, headers });
+    await unlessGone(handleTrajectoryLog({ res, body, modelId: r.modelId!, models: served, parse: parseOptions, store: logStore, headers }));
   };
 
   const requestTimeout = options.requestTimeoutMs ?? 300_000;

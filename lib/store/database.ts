@@ -32,6 +32,12 @@ const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
+/**
+ * How long the server's connections wait for another process's lock before the write fails (a 503
+ * for a trajectory log, a retried usage flush): the event loop's connection must not wait long.
+ */
+export const SERVER_BUSY_TIMEOUT_MS = 250;
+
 /** Opens (creating when missing) the database in `dataDir` and brings its schema up to date. */
 export function openDatabase(dataDir: string, options: { readonly?: boolean } = {}): Database {
   if (!options.readonly) fs.mkdirSync(dataDir, { recursive: true });

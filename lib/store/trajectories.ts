@@ -3,6 +3,7 @@
 // (synchronous=FULL). A group is stored without its trajectories; each trajectory is its own row with
 // its full JSON (a Choice item keeps its logprobs). Export puts them back together in received order.
 import type { TrajectoryGroup } from '../openai/protocol-trajectory.js';
+import type { TrajectoryLogRequest } from '../openai/protocol.js';
 import type { Database } from './database.js';
 
 export interface StoredLog {
@@ -28,6 +29,21 @@ export function insertTrajectoryLog(db: Database, model: string, split: string, 
     });
     return { logId, loggedAt, groups: groups.length, trajectories: total };
   })();
+}
+
+/** What a stored trajectory-log request answers (docs/http-api.md#trajectory-log), less the model. */
+export interface LoggedTrajectories {
+  split: string;
+  groups: number;
+  trajectories: number;
+  metrics: Record<string, number>;
+}
+
+/** Stores one validated request (one transaction) and computes its metrics. */
+export function logTrajectories(db: Database, model: string, request: TrajectoryLogRequest): LoggedTrajectories {
+  const { split, trajectory_groups: groups } = request;
+  const stored = insertTrajectoryLog(db, model, split, groups);
+  return { split, groups: stored.groups, trajectories: stored.trajectories, metrics: trajectoryMetrics(split, groups) };
 }
 
 export interface ExportedGroup extends Record<string, unknown> {

@@ -28,10 +28,16 @@ export function utcDay(at: Date = new Date()): string {
   return at.toISOString().slice(0, 10);
 }
 
+/** Timed flushes held back in a row at most while another connection writes (5 s at the default interval). */
+export const MAX_DEFERRED_FLUSHES = 5;
+
 export class UsageRecorder {
   #db: Database;
   #pending = new Map<string, UsageRow>();
   #timer: NodeJS.Timeout | null;
+  /** Writes of other connections in flight, and timed flushes held back for them in a row. */
+  #deferring = 0;
+  #deferred = 0;
   #upsert;
 
   /**
@@ -46,6 +52,11 @@ export class UsageRecorder {
         requests = requests + excluded.requests, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
         cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`);
     this.#timer = setInterval(() => {
+      if (this.#deferring > 0 && this.#deferred < MAX_DEFERRED_FLUSHES) {
+        this.#deferred += 1;
+        return;
+      }
+      this.#deferred = 0;
       try {
         this.flush();
       } catch (error) {
@@ -93,6 +104,20 @@ export class UsageRecorder {
         }
       }
       throw error;
+    }
+  }
+
+  /**
+   * Holds back timed flushes while `work` (a write by another connection, lib/server/log-route.ts) is
+   * in flight, so the event loop never waits for that connection's write lock; at most
+   * MAX_DEFERRED_FLUSHES in a row, then a flush goes ahead (and waits, or fails and retries).
+   */
+  async deferFlushesWhile<T>(work: Promise<T>): Promise<T> {
+    this.#deferring += 1;
+    try {
+      return await work;
+    } finally {
+      this.#deferring -= 1;
     }
   }
 

@@ -12,6 +12,11 @@ import type { StructuredRequestInput } from '../structured/index.js';
 import { chatInputFromText } from '../openai/chat-input.js';
 import { validateBodyText } from '../openai/validate.js';
 import type { BodyKind, ValidateOptions } from '../openai/validate.js';
+import type { TrajectoryLogRequest, ValidationDetail } from '../openai/protocol.js';
+import type { Validated } from '../openai/validate.js';
+import { openDatabase, SERVER_BUSY_TIMEOUT_MS } from '../store/database.js';
+import { logTrajectories } from '../store/trajectories.js';
+import type { LoggedTrajectories } from '../store/trajectories.js';
 import { Transferring } from './work-protocol.js';
 
 /**
@@ -27,6 +32,26 @@ export interface BodyPayload {
   options: ValidateOptions;
 }
 
+/** A trajectory-log request, stored by the worker (lib/server/log-route.ts): its bytes, transferred. */
+export interface TrajectoryLogPayload {
+  body: Uint8Array;
+  /** The server's data directory: the worker opens its own connection there. */
+  dataDir: string;
+  model: string;
+  /** Whether the path's model is served (its 404 comes after the 422). */
+  modelServed: boolean;
+}
+
+export type TrajectoryLogOutcome =
+  | { kind: 'invalid'; detail: ValidationDetail[] }
+  | { kind: 'not-found' }
+  | { kind: 'stored'; logged: LoggedTrajectories };
+
+/** The body's text; ignoreBOM keeps a leading BOM, as the inline path's Buffer.toString does (a json_invalid). */
+function bodyText(body: Uint8Array): string {
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(body);
+}
+
 // Payloads arrive by structured clone from this package's own callers (template-off-thread.ts,
 // to-engine.ts, server/body-parse.ts), which build them with these types.
 export const WORK_HANDLERS: Record<string, (payload: unknown) => unknown> = {
@@ -38,11 +63,27 @@ export const WORK_HANDLERS: Record<string, (payload: unknown) => unknown> = {
   'structured-grammar': (payload): string | undefined => toGrammar(payload as StructuredRequestInput),
   'request-body': (payload) => {
     const { kind, body, options } = payload as BodyPayload;
-    // ignoreBOM keeps a leading BOM in the text, as the inline path's Buffer.toString does (a json_invalid).
-    const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(body);
+    const text = bodyText(body);
     if (kind !== 'chat') return validateBodyText(kind, text, options);
     const result = chatInputFromText(text, options, true);
     if (!result.ok || !('packed' in result.value.conversation)) return result;
     return new Transferring(result, [result.value.conversation.packed.buffer as ArrayBuffer]);
+  },
+  'trajectory-log': (payload): TrajectoryLogOutcome => {
+    const { body, dataDir, model, modelServed } = payload as TrajectoryLogPayload;
+    const v = validateBodyText('trajectory-log', bodyText(body)) as Validated<TrajectoryLogRequest>;
+    if (!v.ok) return { kind: 'invalid', detail: v.detail };
+    if (!modelServed) return { kind: 'not-found' };
+    // A connection of its own, for this request only: nothing stays open in a worker that may be
+    // terminated, and its transaction is all or nothing like the event loop's.
+    const db = openDatabase(dataDir);
+    try {
+      // Another process's lock gets the event loop's wait, so a locked database is the same prompt 503
+      // (the server's own log writes take turns, lib/server/log-route.ts).
+      db.pragma(`busy_timeout = ${SERVER_BUSY_TIMEOUT_MS}`);
+      return { kind: 'stored', logged: logTrajectories(db, model, v.value) };
+    } finally {
+      db.close();
+    }
   },
 };

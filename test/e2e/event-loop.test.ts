@@ -2,9 +2,10 @@
 // the event loop. One client keeps a stream running and polls /health (a probe in its own process)
 // while another sends template bombs (a nested loop that would run for hours), schema bombs (an
 // allOf/$ref doubling that is exponential to convert), maximal prompts (3.4 MB, ~960k tokens), the
-// largest bad_words list a request may carry and the largest body (8 MiB) made of as many objects as
+// largest bad_words list a request may carry, the largest body (8 MiB) made of as many objects as
 // it can hold (270k tiny messages: parsed, validated and rendered on workers, it never exists as
-// objects on the event loop), all at once. The stream's largest gap between chunks must
+// objects on the event loop) and a trajectory log of 60k trajectories (parsed, validated and written
+// to SQLite by a worker's connection), all at once. The stream's largest gap between chunks must
 // stay under 100 ms and every /health under 50 ms; the attack requests get their 400s, or a 429 with
 // Retry-After once the attacker has too much work waiting (its share of the workers is bounded).
 // On a shared, busy 2-core machine other processes stall any process now and then (by 100-350 ms under
@@ -61,8 +62,8 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-const post = (key: string, body: string): Promise<Response> =>
-  fetch(`${server.base}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+const post = (key: string, body: string, route = '/v1/chat/completions'): Promise<Response> =>
+  fetch(`${server.base}${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
 
 async function metric(name: string): Promise<number> {
   const text = await (await fetch(`${server.base}/metrics`)).text();
@@ -107,7 +108,7 @@ describe('e2e: no request can freeze the others', () => {
     const prompt = 'Once upon a time there was a little girl. '.repeat(80_000); // 3.36 MB, ~960k tokens
     // Each attack with the answers it may get: its 400, or a 429 once the attacker has too much waiting.
     const refused = [400, 429];
-    const attacks: { ok: number[]; body: string; only400?: RegExp }[] = [
+    const attacks: { ok: number[]; body: string; only400?: RegExp; route?: string }[] = [
       ...Array.from({ length: 5 }, () => ({ ok: refused, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], chat_template: TEMPLATE_BOMB, max_tokens: 4 }) })),
       ...Array.from({ length: 3 }, () => ({ ok: refused, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], chat_template: RAW_TEMPLATE, max_tokens: 4, response_format: { type: 'json_schema', json_schema: { name: 'b', schema: schemaBomb(30) } } }) })),
       ...Array.from({ length: 3 }, () => ({ ok: refused, body: JSON.stringify({ messages: [{ role: 'user', content: prompt }], chat_template: RAW_TEMPLATE, max_tokens: 4 }) })),
@@ -118,6 +119,8 @@ describe('e2e: no request can freeze the others', () => {
       // answered 200 unless refused — or, their render being niced below everything else on a saturated
       // machine, stopped at its wall-clock limit (2 s + 20 µs a message, docs/http-api.md).
       ...Array.from({ length: 2 }, () => ({ ok: [200, 400, 429], only400: /chat template render exceeded the time limit/, body: manyMessagesBody() })),
+      // 60k trajectories (4 MiB), each a row of one transaction.
+      { ok: [200, 429], route: '/v1/preview/models/stories/log', body: JSON.stringify({ split: 'train', trajectory_groups: [{ trajectories: Array.from({ length: 60_000 }, (_, i) => ({ messages_and_choices: [{ role: 'user', content: 'hi' }], reward: i % 2 })) }] }) },
     ];
     // Warm-up (the first render starts a worker): not part of the measurement.
     await startProbe(8).stop();
@@ -132,8 +135,8 @@ describe('e2e: no request can freeze the others', () => {
       await metric('tokenmill:event_loop_delay_max_seconds'); // starts a new window
       const probe = startProbe(300);
       await probe.streaming; // the stream is running before the attack
-      const answers = await Promise.all(attacks.map(async ({ ok, body, only400 }) => {
-        const r = await post(ATTACKER, body);
+      const answers = await Promise.all(attacks.map(async ({ ok, body, only400, route }) => {
+        const r = await post(ATTACKER, body, route);
         return { ok, only400, status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() };
       }));
       await new Promise((resolve) => setTimeout(resolve, 200)); // the stream goes on after the attack: part of the window

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, SCHEMA_VERSION } from '../../lib/store/database.js';
 import { exportTrajectoryGroups, insertTrajectoryLog, trajectoryMetrics } from '../../lib/store/trajectories.js';
-import { readUsage, UsageRecorder } from '../../lib/store/usage.js';
+import { MAX_DEFERRED_FLUSHES, readUsage, UsageRecorder } from '../../lib/store/usage.js';
 import { validateTrajectoryLog } from '../../lib/openai/validate.js';
 import type { TrajectoryGroup } from '../../lib/openai/protocol-trajectory.js';
 
@@ -63,6 +63,36 @@ describe('store: usage', () => {
       { day: '2026-01-03', team: 'default', project: 'default', model: 'm', requests: 1, prompt_tokens: 3, cached_tokens: 0, completion_tokens: 0 },
     ]);
     expect(readUsage(db, '2026-01-03').map((r) => r.day)).toEqual(['2026-01-03']);
+    db.close();
+  });
+});
+
+describe('store: usage flushes wait for another connection\'s write', () => {
+  it('timed flushes are held back while a write is in flight, at most MAX_DEFERRED_FLUSHES in a row', async () => {
+    const db = openDatabase(tmp());
+    const tick = 30;
+    const rec = new UsageRecorder(db, tick);
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    let finish!: () => void;
+    const write = rec.deferFlushesWhile(new Promise<void>((resolve) => (finish = resolve)));
+    rec.record({ team: 't', project: 'p', model: 'm', promptTokens: 1, cachedTokens: 0, completionTokens: 1 });
+    await sleep(tick * 2.5);
+    expect(readUsage(db)).toEqual([]); // held back
+    finish();
+    await write;
+    // Polled rather than timed: on a busy machine the timer runs late.
+    const requestsBy = async (n: number): Promise<number> => {
+      const started = performance.now();
+      while (performance.now() - started < 5000 && readUsage(db)[0]?.requests !== n) await sleep(5);
+      expect(readUsage(db).map((r) => r.requests)).toEqual([n]);
+      return performance.now() - started;
+    };
+    await requestsBy(1); // a following tick wrote it
+    // A write that never ends holds flushes back for MAX_DEFERRED_FLUSHES ticks only.
+    void rec.deferFlushesWhile(new Promise<void>(() => {}));
+    rec.record({ team: 't', project: 'p', model: 'm', promptTokens: 1, cachedTokens: 0, completionTokens: 1 });
+    expect(await requestsBy(2)).toBeGreaterThanOrEqual(tick * (MAX_DEFERRED_FLUSHES - 1));
+    rec.close();
     db.close();
   });
 });
