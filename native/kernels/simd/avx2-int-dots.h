@@ -108,54 +108,36 @@ struct avx2_int_dots {
             for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]) - mins[r][t];
     }
 
-    // Q6_K: the unsigned 6-bit values q + 32 through maddubs, madd by the 16-bit scales, -32 * sum_s scale_s *
-    // bsum_s folded into ggml's 8 lanes as ggml folds it, then the 8-lane FMA.
-    template <int R, int T>
-    static void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        const int64_t nb = n_in / qk_k;
-        __m256 acc[R][T];
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    // Q6_K, one row's super-block for T tokens (matmul-k.cpp's tile_q6_k): adds to each token's lanes ggml's 8
+    // lanes of sc * (q + 32) * x — lane l the bytes 4l..4l+3 of each 32-element chunk — by maddubs of the
+    // unsigned 6-bit values q + 32 and madd by the chunk's two 16-bit scales (the low half's 16 elements take
+    // scale s, the high half's s + 1), broadcast from the scale words by one byte shuffle: the words hold the
+    // even scales in the low half and the odd ones in the high half.
+    template <int T>
+    static void q6_k_lanes(const block_q6_k * w, const int8_t * const * xq, __m256i * lanes) {
         const __m256i low4 = _mm256_set1_epi8(0x0f);
         const __m256i three = _mm256_set1_epi8(3);
-        for (int64_t b = 0; b < nb; ++b) {
-            const block_q8_k * xs[T];
-            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
-            for (int r = 0; r < R; ++r) {
-                const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
-                // Lane l starts at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1, as ggml's lanes do.
-                const __m256i scw16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->scales)));
-                __m256i isum[T];
+        const __m128i even_odd = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        const __m256i scw = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w->scales)), even_odd));
+        for (int h = 0; h < 2; ++h) {
+            const __m256i ql0 = load256(w->ql + 64 * h);
+            const __m256i ql1 = load256(w->ql + 64 * h + 32);
+            const __m256i qh = load256(w->qh + 32 * h);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4));
+            q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), three), 4));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), three), 4));
+            for (int g = 0; g < 4; ++g) {
+                // Scales 8h + 2g (word 4h + g of the even half) and 8h + 2g + 1 (of the odd half).
+                const int k = 4 * h + g;
+                const __m256i scv = _mm256_shuffle_epi8(scw, _mm256_set1_epi16(short(0x0101 * (2 * k) + 0x0100)));
                 for (int t = 0; t < T; ++t)
-                    isum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(scw16, load256(xs[t]->bsums)), 5));
-                for (int h = 0; h < 2; ++h) {
-                    const __m256i ql0 = load256(wblk->ql + 64 * h);
-                    const __m256i ql1 = load256(wblk->ql + 64 * h + 32);
-                    const __m256i qh = load256(wblk->qh + 32 * h);
-                    __m256i q[4];
-                    q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4));
-                    q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4));
-                    q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), three), 4));
-                    q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), three), 4));
-                    for (int g = 0; g < 4; ++g) {
-                        const int s = 8 * h + 2 * g;
-                        const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(wblk->scales[s + 1]), _mm_set1_epi16(wblk->scales[s]));
-                        for (int t = 0; t < T; ++t) {
-                            const __m256i p = _mm256_maddubs_epi16(q[g], load256(xs[t]->qs + 128 * h + 32 * g));
-                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, scv));
-                        }
-                    }
-                }
-                const float d = _cvtsh_ss(wblk->d);
-                for (int t = 0; t < T; ++t)
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
+                    lanes[t] = _mm256_add_epi32(lanes[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[g], load256(xq[t] + 128 * h + 32 * g)), scv));
             }
         }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
     }
 
 };

@@ -178,60 +178,38 @@ struct avx512_int_dots {
             for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(acc[r][t]) - hsum8(macc[r][t]);
     }
 
-    // Q6_K: the unsigned 6-bit values q + 32 through maddubs, VNNI dpwssd by the 16-bit scales, -32 * sum_s
-    // scale_s * bsum_s folded into the lanes as ggml folds it; the 16 lanes are folded to ggml's 8 (each zmm
-    // half holds a 32-element chunk, so lanes l and l + 8 cover the same bytes) before the 8-lane FMA.
-    template <int R, int T>
-    static void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        const int64_t nb = n_in / qk_k;
-        __m256 acc[R][T];
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    // Q6_K, one row's super-block for T tokens (matmul-k.cpp's tile_q6_k): adds to each token's lanes ggml's 8
+    // lanes of sc * (q + 32) * x. 64 weights a register (each zmm half a 32-element chunk), maddubs of the
+    // unsigned 6-bit values q + 32, VNNI dpwssd by the 16-bit scales; the 16 lanes are folded to ggml's 8 at the
+    // end (lanes l and l + 8 cover the same bytes of their chunks).
+    template <int T>
+    static void q6_k_lanes(const block_q6_k * w, const int8_t * const * xq, __m256i * lanes) {
         const __m512i low4 = _mm512_set1_epi8(0x0f);
         const __m512i three = _mm512_set1_epi8(3);
         // Scale words of 64-element group g (of 4): one scale per 16 elements, so word i takes scale 4g + i / 8.
         const __m512i group_index = _mm512_cvtepu8_epi16(
             _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
-        const __m512i scale_index[4] = {group_index, _mm512_add_epi16(group_index, _mm512_set1_epi16(4)),
-                                        _mm512_add_epi16(group_index, _mm512_set1_epi16(8)),
-                                        _mm512_add_epi16(group_index, _mm512_set1_epi16(12))};
-        for (int64_t b = 0; b < nb; ++b) {
-            const block_q8_k * xs[T];
-            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
-            for (int r = 0; r < R; ++r) {
-                const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
-                const __m256i scw16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->scales)));
-                const __m512i scw = _mm512_castsi256_si512(scw16);
-                // The unsigned 6-bit values q + 32 go through maddubs; -32 * sum_s scale_s * bsum_s corrects.
-                __m512i isum[T];
-                for (int t = 0; t < T; ++t) {
-                    const __m256i bias = _mm256_madd_epi16(scw16, load256(xs[t]->bsums));
-                    isum[t] = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bias, 5)));
-                }
-                for (int h = 0; h < 2; ++h) {
-                    // Elements 128h .. 128h+63 (low nibbles of ql, qh bit pairs 0 and 2) and 128h+64 .. 128h+127
-                    // (high nibbles, bit pairs 4 and 6); the high half of each zmm sits 32 elements after the low.
-                    const __m512i ql = load512(wblk->ql + 64 * h);
-                    const __m512i hb = twice(load256(wblk->qh + 32 * h));
-                    const __m512i qh = _mm512_mask_srli_epi16(hb, 0xFFFF0000u, hb, 2);
-                    const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_slli_epi16(_mm512_and_si512(qh, three), 4));
-                    const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
-                                                       _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 4), three), 4));
-                    const __m512i sc_lo = _mm512_permutexvar_epi16(scale_index[2 * h], scw);
-                    const __m512i sc_hi = _mm512_permutexvar_epi16(scale_index[2 * h + 1], scw);
-                    for (int t = 0; t < T; ++t) {
-                        const int8_t * xq = xs[t]->qs + 128 * h;
-                        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(lo, load512(xq)), sc_lo);
-                        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(hi, load512(xq + 64)), sc_hi);
-                    }
-                }
-                const float d = _cvtsh_ss(wblk->d);
-                for (int t = 0; t < T; ++t)
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(fold8(isum[t])), acc[r][t]);
+        const __m512i scw = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w->scales))));
+        __m512i isum[T];
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_zextsi256_si512(lanes[t]);
+        for (int h = 0; h < 2; ++h) {
+            // Elements 128h .. 128h+63 (low nibbles of ql, qh bit pairs 0 and 2) and 128h+64 .. 128h+127
+            // (high nibbles, bit pairs 4 and 6); the high half of each zmm sits 32 elements after the low.
+            const __m512i ql = load512(w->ql + 64 * h);
+            const __m512i hb = twice(load256(w->qh + 32 * h));
+            const __m512i qh = _mm512_mask_srli_epi16(hb, 0xFFFF0000u, hb, 2);
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_slli_epi16(_mm512_and_si512(qh, three), 4));
+            const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
+                                               _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 4), three), 4));
+            const __m512i sc_lo = _mm512_permutexvar_epi16(_mm512_add_epi16(group_index, _mm512_set1_epi16(short(8 * h))), scw);
+            const __m512i sc_hi = _mm512_permutexvar_epi16(_mm512_add_epi16(group_index, _mm512_set1_epi16(short(8 * h + 4))), scw);
+            for (int t = 0; t < T; ++t) {
+                const int8_t * x = xq[t] + 128 * h;
+                isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(lo, load512(x)), sc_lo);
+                isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(hi, load512(x + 64)), sc_hi);
             }
         }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+        for (int t = 0; t < T; ++t) lanes[t] = fold8(isum[t]);
     }
 
 };

@@ -8,15 +8,18 @@
 // 64 with VNNI on AVX-512), so its levels may differ in the last bits. The sequence per pair is the same in
 // every tile shape (batch invariance).
 //
-// NOTE(k-matmul-tiles): Q4_K runs in tiles of 4 rows x 1..4 tokens (one token: decode; up to 4: prompts),
-// Q6_K in tiles of 4 rows (one token) or 2 rows x 1..4 tokens; rows left over take one-row tiles. Q4_K's
-// float work is per (row, token) pair a scalar FMA chain, so a tile gives each of its 4 rows a lane: the
-// 4 rows' headers (d, dmin and the 6-bit scales and mins) are loaded and unpacked together, the integer
-// lanes of the 4 rows are reduced together to one vector of 4 scale totals and 4 min totals per token, and
-// both chains of the 4 rows advance by one 8-lane FMA — per lane the reference's fma(total, d_w * d_x,
-// chain), so a row's bits do not depend on its lane or on its neighbours. A one-row tile runs the same code
-// with the row in every lane. Only the integer lane sums of one row's super-block (int_dots::k4_lanes,
-// int_dots::q6_k_lanes) are written per ISA.
+// NOTE(k-matmul-tiles): Q4_K's float work is per (row, token) pair a scalar FMA chain, so its tiles give each
+// of 4 row slots a lane: the slots' headers (d, dmin and the 6-bit scales and mins) are loaded and unpacked
+// together, their integer lanes are reduced together to one vector of 4 scale totals and 4 min totals per
+// token, and both chains of the 4 slots advance by one 8-lane FMA — per lane the reference's fma(total,
+// d_w * d_x, chain), so a row's bits do not depend on its slot or on its neighbours. Prompts (2..4 tokens a
+// tile) fill the slots with 4 rows, so each unpacked weight chunk serves 4 tokens and the per-super-block
+// work is shared by 16 pairs; one token (decode) and a range's leftover rows put one row in every slot: the
+// weights then stream from memory one row after the other. (Decode tiles of 4 rows measured twice as slow
+// on the AMD EPYC when the weights came from memory — 1536-wide rows, the 4 rows' streams interleaved —
+// though 1.4 times faster from cache; software prefetch did not close the gap.) Q6_K's float work is already
+// 8 lanes per pair, so it keeps one row per tile (1..4 tokens); 4-row tiles were slower there too. Only the
+// integer lane sums of one row's super-block (int_dots::k4_lanes, int_dots::q6_k_lanes) are written per ISA.
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 
@@ -41,8 +44,8 @@ __m256i k4_scales_mins(__m256i h) {
     return _mm256_blend_epi32(low, high, 0xaa);
 }
 
-// Q4_K, G rows (1..4) x T tokens (1..4). Lane s of the 4 belongs to row min(s, G - 1); headers are loaded
-// in row pairs (0, 2) and (1, 3), one row per 128-bit lane, which the reductions below expect.
+// Q4_K, G rows (1..4) x T tokens (1..4). Slot s of the 4 holds row min(s, G - 1); headers are loaded in slot
+// pairs (0, 2) and (1, 3), one row per 128-bit lane, which the reductions below expect.
 template <int G, int T>
 void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     static_assert(G >= 1 && G <= 4 && T >= 1 && T <= 4, "a Q4_K tile has 1..4 rows and 1..4 tokens");
@@ -107,6 +110,39 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
     }
 }
 
+// Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
+// starting at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1 (the scales times -32 still fit 16 bits, so one
+// madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the
+// 8-lane FMA with d_x * d_w and hsum8 at the end. The rows of a tile share the activation loads and give the
+// core independent chains; a row's operations are the same in every tile shape.
+template <int R, int T>
+void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    const int64_t nb = n_in / quant::qk_k;
+    __m256 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const block_q8_k * xs[T];
+        const int8_t * xq[T];
+        for (int t = 0; t < T; ++t) {
+            xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
+            xq[t] = xs[t]->qs;
+        }
+        for (int r = 0; r < R; ++r) {
+            const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
+            const __m256i scn = _mm256_sub_epi16(_mm256_setzero_si256(),
+                                                 _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->scales))), 5));
+            __m256i lanes[T];
+            for (int t = 0; t < T; ++t) lanes[t] = _mm256_madd_epi16(scn, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs[t]->bsums)));
+            int_dots::template q6_k_lanes<T>(wblk, xq, lanes);
+            const float d = _cvtsh_ss(wblk->d);
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(lanes[t]), acc[r][t]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+}
+
 template <int R, int T>
 struct q4_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
@@ -122,13 +158,13 @@ struct q5_k_kernel {
 template <int R, int T>
 struct q6_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        int_dots::template tile_q6_k<R, T>(w, wb, x, xb, n, y, ldy);
+        tile_q6_k<R, T>(w, wb, x, xb, n, y, ldy);
     }
 };
 
 } // namespace
 
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 4, 4>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 1, 4>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 1>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, tile_walk<q6_k_kernel, 1, 1>)
 
