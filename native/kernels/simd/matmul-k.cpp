@@ -113,8 +113,8 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
 // Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
 // starting at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1 (the scales times -32 still fit 16 bits, so one
 // madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the
-// 8-lane FMA with d_x * d_w and hsum8 at the end. The rows of a tile share the activation loads and give the
-// core independent chains; a row's operations are the same in every tile shape.
+// 8-lane FMA with d_x * d_w and hsum8 at the end. A row's operations are the same in every tile shape (the
+// walk asks for one row per tile: NOTE(k-matmul-tiles)).
 template <int R, int T>
 void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk_k;
