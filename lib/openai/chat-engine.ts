@@ -186,7 +186,7 @@ export class Engine {
   async #parsedBody(request: unknown, options: ChatCallOptions): Promise<unknown> {
     if (!isBodyText(request)) return request;
     const bytes = typeof request === 'string' ? Buffer.from(request, 'utf8') : request;
-    const parsed = await parseRequestBody('chat', bytes, { maxLogprobs: this.#ctx.maxLogprobs, client: options.client ?? '', signal: options.signal, transfer: typeof request === 'string' });
+    const parsed = await parseRequestBody('chat', bytes, { maxLogprobs: this.#ctx.maxLogprobs, client: options.client ?? '', signal: options.signal, transfer: typeof request === 'string', maxIds: this.#ctx.model.info.vocabSize });
     if (!parsed.ok) throw new RequestValidationError(parsed.detail);
     return parsed.value;
   }

@@ -9,7 +9,7 @@ import { packConversation } from '../chat/conversation.js';
 import type { Conversation, ConversationParts } from '../chat/conversation.js';
 import { firstNonTextPart } from './content-parts.js';
 import type { NonTextPart } from './content-parts.js';
-import { DEFAULT_REQUEST_LIMITS } from './request-limits.js';
+import { DEFAULT_REQUEST_LIMITS, FREE_FORM_FIELDS } from './request-limits.js';
 import { validateBodyText } from './validate.js';
 import type { ChatRequest, OmitKnown, Validated, ValidateOptions } from './validate.js';
 
@@ -32,12 +32,49 @@ export interface ConversationFacts {
   lastRole: string | null;
   /** The last message's text when the request asks for echo (else null: it may be large). */
   lastText: string | null;
+  /**
+   * The largest free-form field (request-limits.ts FREE_FORM_FIELDS) when it holds more JSON values
+   * than any request may: the limits refuse it, and a packed input leaves the field out rather than
+   * copy it to the event loop.
+   */
+  oversized: { field: string; values: number } | null;
+  /**
+   * Sizes of the token-id fields, checked against the vocabulary (request-limits.ts). A packed input
+   * leaves out a field larger than any served vocabulary (refused anyway).
+   */
+  ids: { allowed_token_ids: number; stop_token_ids: number; logit_bias: number };
 }
 
 export interface ChatInput {
   request: ChatRequestFields;
   conversation: Conversation;
   facts: ConversationFacts;
+}
+
+/** How many JSON values (objects, arrays, scalars) a value holds. Iterative. */
+export function jsonValueCount(value: unknown): number {
+  let n = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    n += 1;
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    else for (const child of Object.values(v)) stack.push(child);
+  }
+  return n;
+}
+
+/** The free-form field holding the most JSON values, when over the limit. */
+function oversizedField(r: ChatRequestFields): { field: string; values: number } | null {
+  let worst: { field: string; values: number } | null = null;
+  for (const field of FREE_FORM_FIELDS) {
+    const value = r[field];
+    if (value == null) continue;
+    const values = jsonValueCount(value);
+    if (values > DEFAULT_REQUEST_LIMITS.maxFreeFormValues && (worst === null || values > worst.values)) worst = { field, values };
+  }
+  return worst;
 }
 
 /** Nesting depth of a JSON value (a scalar is 0, [] and {} are 1). Iterative: values may nest deeply. */
@@ -53,7 +90,7 @@ export function nestingDepth(value: unknown): number {
   return max;
 }
 
-export function conversationFacts(parts: ConversationParts, echo: boolean): ConversationFacts {
+export function conversationFacts(parts: ConversationParts, echo: boolean): Omit<ConversationFacts, 'oversized' | 'ids'> {
   const last = parts.messages[parts.messages.length - 1];
   const tools = parts.tools ?? [];
   return {
@@ -67,17 +104,34 @@ export function conversationFacts(parts: ConversationParts, echo: boolean): Conv
   };
 }
 
-/** Splits a validated request; `pack` packs its conversation (a worker's result for the event loop). */
-export function toChatInput(r: ChatRequest, pack: boolean): ChatInput {
+/**
+ * Splits a validated request; `pack` packs its conversation (a worker's result for the event loop) and
+ * leaves out fields the limits refuse whatever the model: a free-form field over its limit, token-id
+ * fields larger than `maxIds` (the largest vocabulary served).
+ */
+export function toChatInput(r: ChatRequest, pack: boolean, maxIds = Number.POSITIVE_INFINITY): ChatInput {
   const { messages, tools, documents, ...request } = r;
   const parts: ConversationParts = { messages, tools: tools ?? null, documents: documents ?? null };
-  return { request, conversation: pack ? packConversation(parts) : { inline: parts }, facts: conversationFacts(parts, r.echo) };
+  const oversized = oversizedField(request);
+  const ids = {
+    allowed_token_ids: request.allowed_token_ids?.length ?? 0,
+    stop_token_ids: request.stop_token_ids.length,
+    logit_bias: request.logit_bias == null ? 0 : Object.keys(request.logit_bias).length,
+  };
+  // Refused by the limits in the pipeline's order; meanwhile not worth a copy to the event loop.
+  if (pack) {
+    if (oversized) delete request[oversized.field as (typeof FREE_FORM_FIELDS)[number]];
+    if (ids.allowed_token_ids > maxIds) delete request.allowed_token_ids;
+    if (ids.stop_token_ids > maxIds) request.stop_token_ids = [];
+    if (ids.logit_bias > maxIds) delete request.logit_bias;
+  }
+  return { request, conversation: pack ? packConversation(parts) : { inline: parts }, facts: { ...conversationFacts(parts, r.echo), oversized, ids } };
 }
 
 /** A chat body's text parsed, validated and split (json_invalid and 422 details as validateBodyText). */
-export function chatInputFromText(text: string, opts: ValidateOptions, pack: boolean): Validated<ChatInput> {
+export function chatInputFromText(text: string, opts: ValidateOptions, pack: boolean, maxIds?: number): Validated<ChatInput> {
   const v = validateBodyText('chat', text, opts) as Validated<ChatRequest>;
-  return v.ok ? { ok: true, value: toChatInput(v.value, pack), ignoredFields: v.ignoredFields } : v;
+  return v.ok ? { ok: true, value: toChatInput(v.value, pack, maxIds), ignoredFields: v.ignoredFields } : v;
 }
 
 /** The response role (vLLM): the server's role with a generation prompt, else the last message's. */

@@ -39,6 +39,8 @@ export interface ParseBodyOptions {
   signal?: AbortSignal;
   /** The bytes may be handed to the worker (unusable here afterwards) instead of copied. */
   transfer?: boolean;
+  /** The largest vocabulary the body may be for: longer token-id fields are refused anyway, and not copied back. */
+  maxIds?: number;
 }
 
 type ParsedBody = Validated<ChatInput> | Validated<TrajectoryLogRequest>;
@@ -61,7 +63,7 @@ export async function parseRequestBody(kind: BodyKind, body: Uint8Array, opts: P
     // buffer, are copied first (~2 ms at 8 MiB).
     const own = opts.transfer === true && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
     const bytes = own ? body : new Uint8Array(body);
-    const payload: BodyPayload = { kind, body: bytes, options };
+    const payload: BodyPayload = { kind, body: bytes, options, maxIds: opts.maxIds };
     try {
       result = (await workPool().run('request-body', payload, { client: opts.client, timeMs: BODY_PARSE_TIME_MS, signal: opts.signal, transfer: [bytes.buffer as ArrayBuffer] })) as ParsedBody;
     } catch (error) {

@@ -4,8 +4,8 @@
 // - numeric fields whose wire range (protocol.ts, pydantic's) is wider than what the engine honours:
 //   the engine's range comes from lib/engine/request-fields.ts, the same table toNativeRequest checks;
 // - sizes that bound the memory and CPU one request can claim: n (beam width too) up to the engine's
-//   --max-num-seqs, and counts of stop strings, bad words, logit_bias entries, tools, documents and
-//   the size of structured-output constraints. docs/http-api.md lists them.
+//   --max-num-seqs, and counts of stop strings, bad words, logit_bias entries, allowed/stop token ids,
+//   tools, documents and the size of structured-output constraints. docs/http-api.md lists them.
 // The body as a whole is bounded by --max-request-bytes before it is parsed.
 import { InvalidArgumentError } from '../engine/errors.js';
 import { fieldOf, inRange, type NumericField, type NumericKey } from '../engine/request-fields.js';
@@ -20,7 +20,10 @@ export interface RequestLimits {
   maxBadWords: number;
   /** Characters of one bad word. */
   maxBadWordChars: number;
-  /** logit_bias entries (more than the vocabulary can only repeat or miss ids). */
+  /**
+   * logit_bias entries, and allowed_token_ids / stop_token_ids ids: the vocabulary size (more can only
+   * repeat or miss ids, and a million of them cost the event loop hundreds of ms to hand to the engine).
+   */
   maxLogitBias: number;
   /** OpenAI's limit on functions per request. */
   maxTools: number;
@@ -33,7 +36,16 @@ export interface RequestLimits {
    * walk them recurse, so a deep enough value would overflow the stack.
    */
   maxDepth: number;
+  /**
+   * JSON values (objects, arrays, scalars) in each free-form field (FREE_FORM_FIELDS): they take any
+   * JSON, and a dictionary of 500k keys held the event loop for seconds to copy back from the parse
+   * worker (measured), while real uses hold a few keys.
+   */
+  maxFreeFormValues: number;
 }
+
+/** Fields that take any JSON object; bounded by maxFreeFormValues. */
+export const FREE_FORM_FIELDS = ['kv_transfer_params', 'chat_template_kwargs', 'vllm_xargs', 'mm_processor_kwargs'] as const;
 
 export const DEFAULT_REQUEST_LIMITS: Omit<RequestLimits, 'maxN' | 'maxLogitBias'> = {
   maxStopStrings: 128,
@@ -45,6 +57,7 @@ export const DEFAULT_REQUEST_LIMITS: Omit<RequestLimits, 'maxN' | 'maxLogitBias'
   maxConstraintChars: 256 * 1024,
   maxChoices: 16384,
   maxDepth: 100,
+  maxFreeFormValues: 4096,
 };
 
 /** Python's repr of a float (vLLM's messages print values that way): 65536.0, 1e+300, 1e-07. */
@@ -112,7 +125,11 @@ export function checkRequestLimits(r: ChatRequestFields, conversation: Conversat
   const badWords = r.bad_words ?? [];
   tooMany('bad_words', badWords.length, limits.maxBadWords, 'words');
   if (longest(badWords) > limits.maxBadWordChars) badRequest(`bad_words may have at most ${limits.maxBadWordChars} characters each.`, 'bad_words');
-  if (r.logit_bias != null) tooMany('logit_bias', Object.keys(r.logit_bias).length, limits.maxLogitBias, 'entries');
+  tooMany('logit_bias', conversation.ids.logit_bias, limits.maxLogitBias, 'entries');
+  tooMany('allowed_token_ids', conversation.ids.allowed_token_ids, limits.maxLogitBias, 'ids');
+  tooMany('stop_token_ids', conversation.ids.stop_token_ids, limits.maxLogitBias, 'ids');
+  const big = conversation.oversized;
+  if (big && big.values > limits.maxFreeFormValues) badRequest(`${big.field} holds ${big.values} JSON values; at most ${limits.maxFreeFormValues} are allowed.`, big.field);
   tooMany('tools', conversation.tools, limits.maxTools, 'tools');
   tooMany('documents', conversation.documents, limits.maxDocuments, 'documents');
   checkConstraints(r, limits);
@@ -126,7 +143,12 @@ function deepestField(r: object, max: number): string | null {
       const [v, depth] = stack.pop()!;
       if (v === null || typeof v !== 'object') continue;
       if (depth > max) return field;
-      for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+      // Indexed, not Object.values: a list of a million ids is walked without a copy of it.
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (v[i] !== null && typeof v[i] === 'object') stack.push([v[i], depth + 1]);
+      } else {
+        for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+      }
     }
   }
   return null;

@@ -204,7 +204,10 @@ export function createServer(options: ServerOptions): TokenmillServer {
     res.once('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const parseOptions = { maxLogprobs: options.maxLogprobs ?? 20, client, signal: gone.signal };
+    // Token-id fields longer than every served vocabulary are refused whatever the model: the parse
+    // worker leaves them out rather than copy them back (lib/openai/chat-input.ts).
+    const maxIds = Math.max(...served.map((m) => m.engine.model?.info?.vocabSize ?? Number.POSITIVE_INFINITY));
+    const parseOptions = { maxLogprobs: options.maxLogprobs ?? 20, client, signal: gone.signal, maxIds };
     // A client that left while its large body waited for a worker needs no answer (null).
     const unlessGone = <T>(parsing: Promise<T>): Promise<T | null> => parsing.catch((error: unknown) => {
       if (gone.signal.aborted && error === gone.signal.reason) return null;

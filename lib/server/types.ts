@@ -22,7 +22,7 @@ export interface ChatEngineLike {
   chatStream(input: ChatInput, options?: ChatCallOptions): AsyncIterable<ChatCompletionChunk | StreamErrorEvent> | Promise<AsyncIterable<ChatCompletionChunk | StreamErrorEvent>>;
   stats(): EngineStatsLike;
   readonly maxModelLen: number;
-  readonly model?: { info?: { path?: string } };
+  readonly model?: { info?: { path?: string; vocabSize?: number } };
   close?(): Promise<void>;
 }
 

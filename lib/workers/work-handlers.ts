@@ -30,6 +30,8 @@ export interface BodyPayload {
   kind: BodyKind;
   body: Uint8Array;
   options: ValidateOptions;
+  /** The largest vocabulary served: longer token-id fields are left out (chat-input.ts). */
+  maxIds?: number;
 }
 
 /** A trajectory-log request, stored by the worker (lib/server/log-route.ts): its bytes, transferred. */
@@ -62,10 +64,10 @@ export const WORK_HANDLERS: Record<string, (payload: unknown) => unknown> = {
   },
   'structured-grammar': (payload): string | undefined => toGrammar(payload as StructuredRequestInput),
   'request-body': (payload) => {
-    const { kind, body, options } = payload as BodyPayload;
+    const { kind, body, options, maxIds } = payload as BodyPayload;
     const text = bodyText(body);
     if (kind !== 'chat') return validateBodyText(kind, text, options);
-    const result = chatInputFromText(text, options, true);
+    const result = chatInputFromText(text, options, true, maxIds);
     if (!result.ok || !('packed' in result.value.conversation)) return result;
     return new Transferring(result, [result.value.conversation.packed.buffer as ArrayBuffer]);
   },

@@ -73,6 +73,32 @@ describe('chat input: packed conversations', () => {
     expect(packed.byteLength).toBe(packed.buffer.byteLength);
   });
 
+  it('a free-form field over its limit is left out of a packed input (refused anyway), and the facts say so either way', () => {
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'x' }], kv_transfer_params: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i])), vllm_xargs: { a: 1 } });
+    const inline = chatInputFromText(body, {}, false);
+    const packed = chatInputFromText(body, {}, true);
+    if (!inline.ok || !packed.ok) throw new Error('the body is valid');
+    expect(inline.value.facts.oversized).toEqual({ field: 'kv_transfer_params', values: 5001 });
+    expect(packed.value.facts.oversized).toEqual(inline.value.facts.oversized);
+    expect(inline.value.request.kv_transfer_params).toBeDefined();
+    expect(packed.value.request).not.toHaveProperty('kv_transfer_params');
+    expect(packed.value.request.vllm_xargs).toEqual({ a: 1 });
+  });
+
+  it('token-id fields longer than the largest vocabulary are left out of a packed input; the facts keep their sizes', () => {
+    const ids = Array.from({ length: 600 }, (_, i) => i % 500);
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'x' }], allowed_token_ids: ids, stop_token_ids: ids.slice(0, 400), logit_bias: Object.fromEntries(ids.map((_, i) => [String(i), 1])) });
+    const inline = chatInputFromText(body, {}, false, 500);
+    const packed = chatInputFromText(body, {}, true, 500);
+    if (!inline.ok || !packed.ok) throw new Error('the body is valid');
+    expect(packed.value.facts.ids).toEqual({ allowed_token_ids: 600, stop_token_ids: 400, logit_bias: 600 });
+    expect(inline.value.facts.ids).toEqual(packed.value.facts.ids);
+    expect(packed.value.request).not.toHaveProperty('allowed_token_ids');
+    expect(packed.value.request).not.toHaveProperty('logit_bias');
+    expect(packed.value.request.stop_token_ids).toHaveLength(400);
+    expect(inline.value.request.allowed_token_ids).toHaveLength(600);
+  });
+
   it('a 422 is the same either way', () => {
     const body = JSON.stringify({ messages: [{ role: 'nobody' }, 5], temperature: 'hot' });
     expect(chatInputFromText(body, {}, true)).toEqual(chatInputFromText(body, {}, false));

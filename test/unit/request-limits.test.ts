@@ -30,7 +30,12 @@ describe('request limits', () => {
     ['bad_words', { bad_words: times(1024, (i) => `w${i}`) }, { bad_words: times(1025, (i) => `w${i}`) }],
     ['bad_words', { bad_words: ['x'.repeat(1024)] }, { bad_words: ['x'.repeat(1025)] }],
     ['logit_bias', { logit_bias: Object.fromEntries(times(512, (i) => [String(i), 1])) }, { logit_bias: Object.fromEntries(times(513, (i) => [String(i), 1])) }],
+    ['allowed_token_ids', { allowed_token_ids: times(512, (i) => i) }, { allowed_token_ids: times(513, (i) => i % 512) }],
+    ['stop_token_ids', { stop_token_ids: times(512, (i) => i) }, { stop_token_ids: times(513, (i) => i % 512) }],
     ['tools', { tools: times(128, () => tool) }, { tools: times(129, () => tool) }],
+    // 4096 JSON values: the object and 4095 keys.
+    ['kv_transfer_params', { kv_transfer_params: Object.fromEntries(times(4095, (i) => [`k${i}`, 1])) }, { kv_transfer_params: Object.fromEntries(times(4096, (i) => [`k${i}`, 1])) }],
+    ['chat_template_kwargs', { chat_template_kwargs: { list: times(4094, (i) => i) } }, { chat_template_kwargs: { list: times(4095, (i) => i) } }],
     ['documents', { documents: times(1024, () => ({})) }, { documents: times(1025, () => ({})) }],
     ['structured_outputs.grammar', { structured_outputs: { grammar: 'x'.repeat(256 * 1024) } }, { structured_outputs: { grammar: 'x'.repeat(256 * 1024 + 1) } }],
     ['structured_outputs.regex', { structured_outputs: { regex: 'x'.repeat(256 * 1024) } }, { structured_outputs: { regex: 'x'.repeat(256 * 1024 + 1) } }],
