@@ -12,6 +12,8 @@ import { createServer, type TokenmillServer } from '../../lib/server/server.js';
 import type { ChatCallOptions, ChatEngineLike, ServerOptions } from '../../lib/server/types.js';
 import { KeyChecker, parseProject } from '../../lib/server/auth.js';
 import { INLINE_BODY_BYTES } from '../../lib/openai/parse-body.js';
+import { PREALLOCATE_AFTER_BYTES, readBody } from '../../lib/server/http-io.js';
+import { Readable } from 'node:stream';
 import { workPool } from '../../lib/workers/offload.js';
 
 // Response.json() is typed unknown; these tests inspect the bodies freely.
@@ -286,6 +288,27 @@ describe('server: chat, usage, metrics', () => {
     resolve([{ id: 'fake', engine: new FakeEngine() }]);
     await server.ready;
     expect((await fetch(`${base}/health`)).status).toBe(200);
+  });
+});
+
+describe('server: reading bodies', () => {
+  /** A request of `chunks` with the given Content-Length (none: chunked). */
+  const request = (chunks: Buffer[], length?: number): http.IncomingMessage =>
+    Object.assign(Readable.from(chunks), { headers: length === undefined ? {} : { 'content-length': String(length) } }) as unknown as http.IncomingMessage;
+  const bytes = (n: number, seed: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255));
+
+  it('past PREALLOCATE_AFTER_BYTES a declared body lands in one buffer of its own; smaller or undeclared ones are joined; the bytes are the same', async () => {
+    const chunks = Array.from({ length: 40 }, (_, i) => bytes(64 * 1024 + i, i)); // 2.6 MB in uneven chunks
+    const all = Buffer.concat(chunks);
+    expect(all.length).toBeGreaterThan(PREALLOCATE_AFTER_BYTES);
+    const declared = await readBody(request(chunks, all.length), 8 << 20);
+    expect(declared.equals(all)).toBe(true);
+    expect(declared.byteOffset === 0 && declared.byteLength === declared.buffer.byteLength).toBe(true);
+    expect((await readBody(request(chunks), 8 << 20)).equals(all)).toBe(true);
+    const small = chunks.slice(0, 3);
+    expect((await readBody(request(small, Buffer.concat(small).length), 8 << 20)).equals(Buffer.concat(small))).toBe(true);
+    // A body that ends short of its declared length gives what came.
+    expect((await readBody(request(chunks, all.length + 10), 8 << 20)).equals(all)).toBe(true);
   });
 });
 
