@@ -94,7 +94,7 @@ struct avx512_int_dots {
     static __m512i load512(const void * p) { return _mm512_loadu_si512(p); }
 
     // The same 32 bytes in both halves of a zmm.
-    static __m512i twice(__m256i v) { return _mm512_inserti64x4(_mm512_castsi256_si512(v), v, 1); }
+    static __m512i twice(__m256i v) { return _mm512_broadcast_i64x4(v); }
 
     // Word indices for vpermw: words 0..15 take a, words 16..31 take b.
     static __m512i halves_index(int a, int b) {
