@@ -18,8 +18,10 @@
 // weights then stream from memory one row after the other. (Decode tiles of 4 rows measured twice as slow
 // on the AMD EPYC when the weights came from memory — 1536-wide rows, the 4 rows' streams interleaved —
 // though 1.4 times faster from cache; software prefetch did not close the gap.) Q6_K's float work is already
-// 8 lanes per pair, so it keeps one row per tile (1..4 tokens); 4-row tiles were slower there too. Only the
-// integer lane sums of one row's super-block (int_dots::k4_lanes, int_dots::q6_k_lanes) are written per ISA.
+// 8 lanes per pair; its tiles are one row in decode (4-row tiles were 1.1 to 4 times slower there too) and 4
+// rows x up to 4 tokens in prompts, where the rows share the activation loads (1.1x on AVX-512 at 64 and 256
+// tokens, the same on AVX2). Only the integer lane sums of one row's super-block (int_dots::k4_lanes,
+// int_dots::q6_k_lanes) are written per ISA.
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 
@@ -113,8 +115,8 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
 // Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
 // starting at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1 (the scales times -32 still fit 16 bits, so one
 // madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the
-// 8-lane FMA with d_x * d_w and hsum8 at the end. A row's operations are the same in every tile shape (the
-// walk asks for one row per tile: NOTE(k-matmul-tiles)).
+// 8-lane FMA with d_x * d_w and hsum8 at the end. A row's operations are the same in every tile shape
+// (NOTE(k-matmul-tiles)).
 template <int R, int T>
 void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk_k;
@@ -166,6 +168,6 @@ struct q6_k_kernel {
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 1, 4>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 1>)
-TM_MATMUL_ROWS_ENTRY(matmul_q6_k, tile_walk<q6_k_kernel, 1, 1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k, tile_walk<q6_k_kernel, 1, 4>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
