@@ -6,6 +6,16 @@ import type { NativeRequest } from '../native/types.js';
 import { I32_MAX, inRange, NUMERIC_FIELDS, rangeText, REPETITION_FIELDS, toFloat32Safe } from './request-fields.js';
 import type { NumericField, NumericKey } from './request-fields.js';
 
+/**
+ * A logit bias as parallel arrays: ids[i] gets bias[i] (a repeated id keeps its last bias). A large
+ * bias is cheapest this way: the addon copies both arrays in one go, where an object's keys are read
+ * one by one.
+ */
+export interface LogitBiasArrays {
+  ids: Int32Array;
+  bias: Float32Array;
+}
+
 export interface GenerateRequest {
   promptTokens: readonly number[] | Int32Array;
   /** Choices sampled from the prompt, which is computed once and shared copy-on-write. Default 1. */
@@ -21,7 +31,7 @@ export interface GenerateRequest {
   presencePenalty?: number;
   seed?: number;
   stop?: string | readonly string[];
-  stopTokenIds?: readonly number[];
+  stopTokenIds?: readonly number[] | Int32Array;
   includeStopStrInOutput?: boolean;
   ignoreEos?: boolean;
   minTokens?: number;
@@ -33,8 +43,9 @@ export interface GenerateRequest {
   cacheSalt?: string;
   skipSpecialTokens?: boolean;
   spacesBetweenSpecialTokens?: boolean;
-  logitBias?: Readonly<Record<string, number>>;
-  allowedTokenIds?: readonly number[];
+  /** `{ [tokenId]: bias }`, or the same as LogitBiasArrays. */
+  logitBias?: Readonly<Record<string, number>> | LogitBiasArrays;
+  allowedTokenIds?: readonly number[] | Int32Array;
   badWordsTokenIds?: readonly (readonly number[] | Int32Array)[];
   xargs?: Readonly<Record<string, unknown>>;
   /** vLLM's repetition_detection: stop with finishReason 'repetition' when the output ends in a repeated pattern. */
@@ -63,7 +74,10 @@ export interface GenerateRequest {
 }
 
 function fail(what: string, name: string, value: unknown): never {
-  const shown = typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? 'an array' : String(value);
+  const shown = typeof value === 'string' ? JSON.stringify(value)
+    : Array.isArray(value) ? 'an array'
+    : ArrayBuffer.isView(value) ? `a ${value.constructor.name}`
+    : String(value);
   throw new InvalidArgumentError(`Expected ${what} for ${name} but received ${shown} of type ${typeof value}`, 'invalid_argument', 400);
 }
 
@@ -93,19 +107,48 @@ function checked(f: NumericField, v: unknown, name: string = f.key): number | un
 
 /**
  * A list of token ids as the addon takes it: an Int32Array passes as it is (checked, not copied: a
- * request's bad_words may carry a million ids), anything else as ids() checks it.
+ * request's bad_words may carry a million ids, its allowed_token_ids a vocabulary), an array as
+ * checked.
  */
 function idList(name: string, v: unknown): number[] | Int32Array {
-  if (!(v instanceof Int32Array)) return ids(name, v) ?? [];
-  for (let i = 0; i < v.length; i++) if (v[i]! < 0) fail('an array of token ids', name, v);
-  return v;
+  if (v instanceof Int32Array) {
+    for (let i = 0; i < v.length; i++) if (v[i]! < 0) fail('an array of token ids', name, v);
+    return v;
+  }
+  if (!Array.isArray(v) || !v.every((x) => isInt(x) && x >= 0 && x <= I32_MAX)) fail('an array of token ids', name, v);
+  return v as number[];
 }
 
-function ids(name: string, v: unknown): number[] | undefined {
+function ids(name: string, v: unknown): number[] | Int32Array | undefined {
+  return v === undefined || v === null ? undefined : idList(name, v);
+}
+
+/** logitBias as the addon takes it (two typed arrays); an object's keys must be token ids. */
+function logitBiasOf(v: unknown): LogitBiasArrays | undefined {
   if (v === undefined || v === null) return undefined;
-  const arr = v instanceof Int32Array ? Array.from(v) : v;
-  if (!Array.isArray(arr) || !arr.every((x) => isInt(x) && x >= 0 && x <= I32_MAX)) fail('an array of token ids', name, v);
-  return arr as number[];
+  if (typeof v !== 'object') fail('an object of token id → bias', 'logitBias', v);
+  if (v instanceof Int32Array || v instanceof Float32Array || Array.isArray(v)) fail('an object of token id → bias', 'logitBias', v);
+  if ('ids' in v && 'bias' in v) {
+    const { ids: tokens, bias } = v as { ids: unknown; bias: unknown };
+    if (!(tokens instanceof Int32Array)) fail('an Int32Array', 'logitBias.ids', tokens);
+    if (!(bias instanceof Float32Array)) fail('a Float32Array', 'logitBias.bias', bias);
+    if (bias.length !== tokens.length) fail(`${tokens.length} biases (one per id)`, 'logitBias.bias', `${bias.length} biases`);
+    for (let i = 0; i < tokens.length; i++) {
+      if (tokens[i]! < 0) fail('token ids', 'logitBias.ids', tokens[i]);
+      if (!Number.isFinite(bias[i]!)) fail('finite numbers', 'logitBias.bias', bias[i]);
+    }
+    return { ids: tokens, bias };
+  }
+  const entries = Object.entries(v as Record<string, unknown>);
+  const out = { ids: new Int32Array(entries.length), bias: new Float32Array(entries.length) };
+  entries.forEach(([k, b], i) => {
+    const t = Number(k);
+    if (!isInt(t) || t < 0 || t > I32_MAX) fail('token ids as keys', 'logitBias', k);
+    if (!isNum(b)) fail('numbers as values', 'logitBias', b);
+    out.ids[i] = t;
+    out.bias[i] = b;
+  });
+  return out;
 }
 
 /** Validates a GenerateRequest and converts it to the addon's request shape. */
@@ -125,16 +168,7 @@ export function toNativeRequest(id: number, r: GenerateRequest): NativeRequest {
     if (r[key] !== undefined && typeof r[key] !== 'boolean') fail('a boolean', key, r[key]);
   }
   if (r.cacheSalt !== undefined && r.cacheSalt !== null && typeof r.cacheSalt !== 'string') fail('a string', 'cacheSalt', r.cacheSalt);
-  let logitBias: [number, number][] | undefined;
-  if (r.logitBias !== undefined && r.logitBias !== null) {
-    if (typeof r.logitBias !== 'object') fail('an object of token id → bias', 'logitBias', r.logitBias);
-    logitBias = Object.entries(r.logitBias).map(([k, b]) => {
-      const t = Number(k);
-      if (!isInt(t) || t < 0) fail('token ids as keys', 'logitBias', k);
-      if (!isNum(b)) fail('numbers as values', 'logitBias', b);
-      return [t, b];
-    });
-  }
+  const logitBias = logitBiasOf(r.logitBias);
   let repetitionDetection: NativeRequest['repetitionDetection'];
   if (r.repetitionDetection !== undefined && r.repetitionDetection !== null) {
     const rd = r.repetitionDetection as Record<string, unknown>;

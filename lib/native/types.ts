@@ -150,7 +150,7 @@ export interface NativeRequest {
   presencePenalty?: number;
   seed?: number;
   stop?: string[];
-  stopTokenIds?: number[];
+  stopTokenIds?: number[] | Int32Array;
   includeStopStrInOutput?: boolean;
   ignoreEos?: boolean;
   minTokens?: number;
@@ -160,8 +160,9 @@ export interface NativeRequest {
   cacheSalt?: string;
   skipSpecialTokens?: boolean;
   spacesBetweenSpecialTokens?: boolean;
-  logitBias?: [number, number][];
-  allowedTokenIds?: number[];
+  /** ids[i] gets bias[i]; equal lengths. */
+  logitBias?: { ids: Int32Array; bias: Float32Array };
+  allowedTokenIds?: number[] | Int32Array;
   badWordsTokenIds?: (number[] | Int32Array)[];
   xargs?: Record<string, unknown>;
   repetitionDetection?: { maxPatternSize: number; minPatternSize: number; minCount: number };

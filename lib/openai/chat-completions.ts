@@ -114,8 +114,11 @@ export function checkChat(ctx: ChatContext, body: unknown): ChatInput {
   const checkedWith = validatedWith(body);
   const input = checkedWith === undefined ? toChatInput(validated(ctx, body), false) : (body as ChatInput);
   // Checked against another max_logprobs (an embedder's server and engine disagree): only the
-  // request's fields depend on it, so they are checked again, without the conversation.
-  if (checkedWith !== undefined && checkedWith !== ctx.maxLogprobs) validated(ctx, { ...input.request, messages: [] });
+  // request's fields depend on it, so they are checked again, without the conversation and without the
+  // token-id fields (typed arrays by now, and independent of max_logprobs).
+  if (checkedWith !== undefined && checkedWith !== ctx.maxLogprobs) {
+    validated(ctx, { ...input.request, messages: [], logit_bias: null, allowed_token_ids: null, stop_token_ids: null });
+  }
   const r = input.request;
   if (r.model && r.model !== ctx.servedModelName) {
     throw new NotFoundError(`The model \`${r.model}\` does not exist.`, 'not_found', 404, { param: 'model' });

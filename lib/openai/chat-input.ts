@@ -10,11 +10,20 @@ import type { Conversation, ConversationParts } from '../chat/conversation.js';
 import { firstNonTextPart } from './content-parts.js';
 import type { NonTextPart } from './content-parts.js';
 import { DEFAULT_REQUEST_LIMITS, FREE_FORM_FIELDS } from './request-limits.js';
+import { idArray, logitBiasArrays } from './token-id-fields.js';
+import type { LogitBiasArrays } from './token-id-fields.js';
 import { validateBodyText } from './validate.js';
 import type { ChatRequest, OmitKnown, Validated, ValidateOptions } from './validate.js';
 
-/** A validated request's fields except the conversation. */
-export type ChatRequestFields = OmitKnown<ChatRequest, 'messages' | 'tools' | 'documents'>;
+/**
+ * A validated request's fields except the conversation, its token-id fields as typed arrays
+ * (token-id-fields.ts): transferred from a parse worker, handed to the engine without a per-id pass.
+ */
+export type ChatRequestFields = OmitKnown<ChatRequest, 'messages' | 'tools' | 'documents' | 'logit_bias' | 'allowed_token_ids' | 'stop_token_ids'> & {
+  logit_bias?: LogitBiasArrays | null;
+  allowed_token_ids?: Float64Array | null;
+  stop_token_ids: Float64Array;
+};
 
 export interface ConversationFacts {
   tools: number;
@@ -66,7 +75,7 @@ export function jsonValueCount(value: unknown): number {
 }
 
 /** The free-form field holding the most JSON values, when over the limit. */
-function oversizedField(r: ChatRequestFields): { field: string; values: number } | null {
+function oversizedField(r: { [F in (typeof FREE_FORM_FIELDS)[number]]?: unknown }): { field: string; values: number } | null {
   let worst: { field: string; values: number } | null = null;
   for (const field of FREE_FORM_FIELDS) {
     const value = r[field];
@@ -105,26 +114,25 @@ export function conversationFacts(parts: ConversationParts, echo: boolean): Omit
 }
 
 /**
- * Splits a validated request; `pack` packs its conversation (a worker's result for the event loop) and
- * leaves out fields the limits refuse whatever the model: a free-form field over its limit, token-id
- * fields larger than `maxIds` (the largest vocabulary served).
+ * Splits a validated request, its token-id fields made typed arrays; `pack` packs its conversation (a
+ * worker's result for the event loop) and leaves out fields the limits refuse whatever the model: a
+ * free-form field over its limit, token-id fields larger than `maxIds` (the largest vocabulary served).
  */
 export function toChatInput(r: ChatRequest, pack: boolean, maxIds = Number.POSITIVE_INFINITY): ChatInput {
-  const { messages, tools, documents, ...request } = r;
+  const { messages, tools, documents, logit_bias, allowed_token_ids, stop_token_ids, ...rest } = r;
   const parts: ConversationParts = { messages, tools: tools ?? null, documents: documents ?? null };
-  const oversized = oversizedField(request);
+  const oversized = oversizedField(rest);
   const ids = {
-    allowed_token_ids: request.allowed_token_ids?.length ?? 0,
-    stop_token_ids: request.stop_token_ids.length,
-    logit_bias: request.logit_bias == null ? 0 : Object.keys(request.logit_bias).length,
+    allowed_token_ids: allowed_token_ids?.length ?? 0,
+    stop_token_ids: stop_token_ids.length,
+    logit_bias: logit_bias == null ? 0 : Object.keys(logit_bias).length,
   };
   // Refused by the limits in the pipeline's order; meanwhile not worth a copy to the event loop.
-  if (pack) {
-    if (oversized) delete request[oversized.field as (typeof FREE_FORM_FIELDS)[number]];
-    if (ids.allowed_token_ids > maxIds) delete request.allowed_token_ids;
-    if (ids.stop_token_ids > maxIds) request.stop_token_ids = [];
-    if (ids.logit_bias > maxIds) delete request.logit_bias;
-  }
+  const keep = (n: number): boolean => !pack || n <= maxIds;
+  if (pack && oversized) delete rest[oversized.field as (typeof FREE_FORM_FIELDS)[number]];
+  const request: ChatRequestFields = { ...rest, stop_token_ids: idArray(keep(ids.stop_token_ids) ? stop_token_ids : []) };
+  if (allowed_token_ids != null && keep(ids.allowed_token_ids)) request.allowed_token_ids = idArray(allowed_token_ids);
+  if (logit_bias != null && keep(ids.logit_bias)) request.logit_bias = logitBiasArrays(logit_bias);
   return { request, conversation: pack ? packConversation(parts) : { inline: parts }, facts: { ...conversationFacts(parts, r.echo), oversized, ids } };
 }
 

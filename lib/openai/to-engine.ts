@@ -14,6 +14,7 @@ import { CONVERSION_TIME_MS, workPool } from '../workers/offload.js';
 import type { WorkOptions } from '../workers/offload.js';
 import { WorkLimitError, WorkTaskError } from '../workers/work-pool.js';
 import type { ChatRequestFields } from './chat-input.js';
+import { allowedInVocab, inVocab } from './token-id-fields.js';
 
 /** What the mapping needs from a model. */
 export interface TokenizerView {
@@ -110,11 +111,6 @@ export function fitPrompt(prompt: ArrayLike<number>, r: ChatRequestFields, maxMo
   return Array.prototype.slice.call(prompt, start) as number[];
 }
 
-function checkVocab(name: string, ids: readonly number[], vocabSize: number): void {
-  const bad = ids.filter((t) => t < 0 || t >= vocabSize);
-  if (bad.length > 0) badRequest(`token_id(s) [${bad.join(', ')}] in ${name} contain out-of-vocab token ids. Vocabulary size: ${vocabSize}`, name);
-}
-
 /** How bad_words are tokenized: no BOS/EOS, special-token text taken literally. */
 export const BAD_WORDS_TOKENIZE = { addSpecial: false, parseSpecial: false } as const;
 
@@ -177,27 +173,11 @@ export function samplingFields(r: ChatRequestFields, tok: TokenizerView): Omit<G
   if (r.repetition_penalty != null) out.repetitionPenalty = r.repetition_penalty;
   if (r.frequency_penalty !== 0) out.frequencyPenalty = r.frequency_penalty;
   if (r.presence_penalty !== 0) out.presencePenalty = r.presence_penalty;
-  if (r.logit_bias != null) {
-    const bias: Record<string, number> = {};
-    const ids: number[] = [];
-    for (const [key, value] of Object.entries(r.logit_bias)) {
-      const id = Number.parseInt(key.trim(), 10);
-      ids.push(id);
-      bias[String(id)] = Math.min(100, Math.max(-100, value));
-    }
-    checkVocab('logit_bias', ids, vocab);
-    out.logitBias = bias;
-  }
-  if (r.allowed_token_ids != null) {
-    if (r.allowed_token_ids.some((t) => t >= vocab)) badRequest('allowed_token_ids contains out-of-vocab token id!', 'allowed_token_ids');
-    out.allowedTokenIds = r.allowed_token_ids;
-  }
+  if (r.logit_bias != null) out.logitBias = { ids: inVocab('logit_bias', r.logit_bias.ids, vocab), bias: r.logit_bias.bias };
+  if (r.allowed_token_ids != null) out.allowedTokenIds = allowedInVocab(r.allowed_token_ids, vocab);
   if (r.bad_words && r.bad_words.length > 0) out.badWordsTokenIds = badWordsTokenIds(r.bad_words, tok);
   if (r.stop.length > 0) out.stop = r.stop;
-  if (r.stop_token_ids.length > 0) {
-    checkVocab('stop_token_ids', r.stop_token_ids, vocab);
-    out.stopTokenIds = r.stop_token_ids;
-  }
+  if (r.stop_token_ids.length > 0) out.stopTokenIds = inVocab('stop_token_ids', r.stop_token_ids, vocab);
   if (r.include_stop_str_in_output) out.includeStopStrInOutput = true;
   if (r.ignore_eos) out.ignoreEos = true;
   if (r.min_tokens > 0) out.minTokens = Math.min(r.min_tokens, I32_MAX);

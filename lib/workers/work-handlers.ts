@@ -1,8 +1,9 @@
 // NOTE(workers/work-handlers): what a work-pool worker can run, by task kind. The functions are the
 // same ones the synchronous library API calls, so a render or a conversion off the event loop gives
 // exactly the output (and the error) it gives inline. A chat body comes back split and packed
-// (lib/openai/chat-input.ts), its conversation's bytes transferred: the event loop receives a few
-// fields and one byte array however many messages the body holds.
+// (lib/openai/chat-input.ts), its conversation's bytes and its token-id fields' typed arrays
+// transferred: the event loop receives a few fields and a few buffers however many messages or ids the
+// body holds.
 import { renderChatTemplate } from '../chat/template.js';
 import type { RenderChatOptions } from '../chat/template.js';
 import { conversationParts } from '../chat/conversation.js';
@@ -10,6 +11,7 @@ import type { Conversation } from '../chat/conversation.js';
 import { toGrammar } from '../structured/index.js';
 import type { StructuredRequestInput } from '../structured/index.js';
 import { chatInputFromText } from '../openai/chat-input.js';
+import { tokenIdBuffers } from '../openai/token-id-fields.js';
 import { validateBodyText } from '../openai/validate.js';
 import type { BodyKind, ValidateOptions } from '../openai/validate.js';
 import type { TrajectoryLogRequest, ValidationDetail } from '../openai/protocol.js';
@@ -69,7 +71,7 @@ export const WORK_HANDLERS: Record<string, (payload: unknown) => unknown> = {
     if (kind !== 'chat') return validateBodyText(kind, text, options);
     const result = chatInputFromText(text, options, true, maxIds);
     if (!result.ok || !('packed' in result.value.conversation)) return result;
-    return new Transferring(result, [result.value.conversation.packed.buffer as ArrayBuffer]);
+    return new Transferring(result, [result.value.conversation.packed.buffer as ArrayBuffer, ...tokenIdBuffers(result.value.request)]);
   },
   'trajectory-log': (payload): TrajectoryLogOutcome => {
     const { body, dataDir, model, modelServed } = payload as TrajectoryLogPayload;

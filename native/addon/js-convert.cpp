@@ -170,16 +170,26 @@ engine_request engine_request_from_js(const Napi::Object & o) {
     if (r.has("allowedTokenIds")) s.allowed_token_ids = r.ids("allowedTokenIds");
     s.grammar_after = r.string("grammarAfter");   // the grammar itself is attached by js_engine::submit
     if (r.has("logitBias")) {
+        // Two typed arrays, copied in one go: a bias may cover a whole vocabulary (262k ids).
         Napi::Value v = r.get("logitBias");
-        TM_CHECK(v.IsArray(), invalid_argument, "Expected logitBias as an array of [tokenId, bias] pairs");
-        Napi::Array a = v.As<Napi::Array>();
-        for (uint32_t i = 0; i < a.Length(); ++i) {
-            Napi::Value pair = a.Get(i);
-            TM_CHECK(pair.IsArray() && pair.As<Napi::Array>().Length() == 2, invalid_argument,
-                     "Expected logitBias entries as [tokenId, bias] pairs");
-            Napi::Array p = pair.As<Napi::Array>();
-            TM_CHECK(p.Get(0u).IsNumber() && p.Get(1u).IsNumber(), invalid_argument, "logitBias entries must be numbers");
-            s.logit_bias.emplace_back(p.Get(0u).As<Napi::Number>().Int32Value(), p.Get(1u).As<Napi::Number>().FloatValue());
+        TM_CHECK(v.IsObject() && !v.IsArray(), invalid_argument,
+                 "Expected logitBias as { ids: Int32Array, bias: Float32Array }");
+        const reader lb(v.As<Napi::Object>());
+        const Napi::Value ids = lb.get("ids");
+        const Napi::Value bias = lb.get("bias");
+        TM_CHECK(ids.IsTypedArray() && ids.As<Napi::TypedArray>().TypedArrayType() == napi_int32_array, invalid_argument,
+                 "Expected an Int32Array for logitBias.ids");
+        TM_CHECK(bias.IsTypedArray() && bias.As<Napi::TypedArray>().TypedArrayType() == napi_float32_array,
+                 invalid_argument, "Expected a Float32Array for logitBias.bias");
+        const Napi::Int32Array id = ids.As<Napi::Int32Array>();
+        const Napi::Float32Array b = bias.As<Napi::Float32Array>();
+        TM_CHECK(id.ElementLength() == b.ElementLength(), invalid_argument,
+                 "Expected logitBias.ids and logitBias.bias of equal length, got " + std::to_string(id.ElementLength()) +
+                     " and " + std::to_string(b.ElementLength()));
+        s.logit_bias.resize(id.ElementLength());
+        for (size_t i = 0; i < s.logit_bias.size(); ++i) {
+            TM_CHECK(std::isfinite(b.Data()[i]), invalid_argument, "Expected finite numbers in logitBias.bias");
+            s.logit_bias[i] = {id.Data()[i], b.Data()[i]};
         }
     }
     if (r.has("badWordsTokenIds")) {

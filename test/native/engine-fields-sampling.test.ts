@@ -83,6 +83,50 @@ describe('logitBias, allowedTokenIds, badWordsTokenIds (greedy, 10 steps)', () =
     expect(got).not.toContain(plain[0]);
   });
 
+  it('logitBias as typed arrays: the same tokens and logprobs as the object, a repeated id keeps its last bias, a whole vocabulary biased', async () => {
+    const plain = await tokensOf({ promptTokens: prompt, maxTokens: 10, temperature: 0 });
+    const bias = { [plain[0]!]: -100, 300: 9, 376: 4 };
+    const typed = { ids: Int32Array.of(376, plain[0]!, 300, 376), bias: Float32Array.of(-50, -100, 9, 4) };
+    const sampled = (logitBias: GenerateRequest['logitBias']) => collect(engine, { promptTokens: prompt, maxTokens: 10, temperature: 0.8, seed: 3, logprobs: 2, logitBias });
+    const [a, b] = [await sampled(bias), await sampled(typed)];
+    expect(b.tokens).toEqual(a.tokens);
+    expect(b.events.map((e) => e.logprobs)).toEqual(a.events.map((e) => e.logprobs));
+    expect(b.tokens).not.toEqual((await sampled(undefined)).tokens);
+    // Every id of the vocabulary biased (what a 262k-entry logit_bias is for a large model).
+    const ramp = Object.fromEntries(Array.from({ length: V }, (_, t) => [t, ((t * 37) % 23) - 11]));
+    const whole = { ids: Int32Array.from({ length: V }, (_, t) => t), bias: Float32Array.from({ length: V }, (_, t) => ramp[t]!) };
+    const got = await tokensOf({ promptTokens: prompt, maxTokens: 10, temperature: 0, logitBias: whole });
+    expect(got).toEqual(await tokensOf({ promptTokens: prompt, maxTokens: 10, temperature: 0, logitBias: ramp }));
+    expect(got).toEqual(await greedyOracle(prompt, 10, withBias(ramp)));
+    expect(got).not.toEqual(plain);
+  });
+
+  it('logitBias typed arrays of the wrong type or lengths are errors with a code, from the engine and from the addon', async () => {
+    const bad = [
+      { ids: [1, 2], bias: Float32Array.of(1, 2) },
+      { ids: Int32Array.of(1, 2), bias: Float64Array.of(1, 2) },
+      { ids: Int32Array.of(1, 2), bias: Float32Array.of(1) },
+      { ids: Int32Array.of(-1), bias: Float32Array.of(1) },
+      { ids: Int32Array.of(1), bias: Float32Array.of(Number.NaN) },
+    ];
+    for (const logitBias of bad) {
+      expect(() => engine.generate({ promptTokens: prompt, maxTokens: 1, logitBias: logitBias as never }), JSON.stringify(logitBias))
+        .toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringMatching(/^Expected .* for logitBias/) }));
+    }
+    const native = await model.addon.createEngine(model.handle, { kvCacheMemory: 1 << 20, maxNumSeqs: 1 }, () => {});
+    try {
+      const submit = (logitBias: unknown) => () => native.submit({ id: 1, promptTokens: Int32Array.from(prompt), maxTokens: 1, logitBias: logitBias as never });
+      expect(submit([[1, 2]])).toThrow(expect.objectContaining({ code: 'invalid_argument', message: 'Expected logitBias as { ids: Int32Array, bias: Float32Array }' }));
+      expect(submit({ ids: [1], bias: Float32Array.of(1) })).toThrow(expect.objectContaining({ code: 'invalid_argument', message: 'Expected an Int32Array for logitBias.ids' }));
+      expect(submit({ ids: Int32Array.of(1), bias: Float64Array.of(1) })).toThrow(expect.objectContaining({ code: 'invalid_argument', message: 'Expected a Float32Array for logitBias.bias' }));
+      expect(submit({ ids: Int32Array.of(1, 2), bias: Float32Array.of(1) }))
+        .toThrow(expect.objectContaining({ code: 'invalid_argument', message: 'Expected logitBias.ids and logitBias.bias of equal length, got 2 and 1' }));
+      expect(submit({ ids: Int32Array.of(1), bias: Float32Array.of(Number.POSITIVE_INFINITY) })).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    } finally {
+      await native.close();
+    }
+  });
+
   it('allowedTokenIds: greedy picks the argmax within the set; sampled tokens never leave it', async () => {
     const allowed = [261, 286, 300, 322, 376, 383, 403, 407, 426, 432];
     const mask: Process = (row) => {

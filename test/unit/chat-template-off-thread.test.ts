@@ -13,7 +13,8 @@ import { packConversation } from '../../lib/chat/conversation.js';
 import { TokenmillError } from '../../lib/engine/errors.js';
 import { structuredGrammar, structuredGrammarOffThread } from '../../lib/openai/to-engine.js';
 import { validateChatRequest } from '../../lib/openai/validate.js';
-import type { ChatRequest } from '../../lib/openai/validate.js';
+import { toChatInput } from '../../lib/openai/chat-input.js';
+import type { ChatRequestFields } from '../../lib/openai/chat-input.js';
 import { configureWorkPool, workPool } from '../../lib/workers/offload.js';
 import { readTemplate, TEMPLATES, TOOL_CONVERSATION, WEATHER_TOOL } from './chat-fixtures.js';
 
@@ -100,10 +101,10 @@ describe('renderChatTemplateOffThread', () => {
 });
 
 describe('structuredGrammarOffThread', () => {
-  const chat = (extra: Record<string, unknown>): ChatRequest => {
+  const chat = (extra: Record<string, unknown>): ChatRequestFields => {
     const v = validateChatRequest({ messages: [{ role: 'user', content: 'x' }], ...extra }, { maxLogprobs: 20 });
     if (!v.ok) throw new Error(JSON.stringify(v.detail));
-    return v.value;
+    return toChatInput(v.value, false).request;
   };
   const settle = async (f: () => unknown): Promise<unknown> => {
     try {

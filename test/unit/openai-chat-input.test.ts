@@ -2,12 +2,14 @@
 // conversation equal what walking the messages gives, packing keeps the conversation exactly, and a
 // template may hold lists as long as the conversation it renders (more messages than the render's
 // list limit render).
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationItems, conversationParts, packConversation } from '../../lib/chat/conversation.js';
 import { renderChatTemplate, renderTimeMs } from '../../lib/chat/template.js';
 import { chatInputFromText, echoText, nestingDepth, responseRole, toChatInput } from '../../lib/openai/chat-input.js';
 import { parseChatRequest } from '../../lib/openai/validate.js';
 import { DEFAULT_REQUEST_LIMITS } from '../../lib/openai/request-limits.js';
+import { INLINE_BODY_BYTES, parseRequestBody } from '../../lib/openai/parse-body.js';
+import { configureWorkPool, workPool } from '../../lib/workers/offload.js';
 
 const tool = (name: string) => ({ type: 'function', function: { name, parameters: { type: 'object', properties: { a: { type: 'string' } } } } });
 
@@ -103,6 +105,40 @@ describe('chat input: packed conversations', () => {
     const body = JSON.stringify({ messages: [{ role: 'nobody' }, 5], temperature: 'hot' });
     expect(chatInputFromText(body, {}, true)).toEqual(chatInputFromText(body, {}, false));
   });
+});
+
+describe('chat input: token-id fields as typed arrays', () => {
+  beforeAll(() => configureWorkPool({ size: 1, perClient: 1, memoryMb: 256 }));
+  afterAll(() => workPool().close());
+
+  it('logit_bias: ids in the object\'s key order (repeats kept), biases clamped, as float32', () => {
+    const r = toChatInput(parseChatRequest({ messages: [{ role: 'user', content: 'x' }], logit_bias: { ' 5': 300, 7: 0.1, '5': -1, ' 99999999999 ': 2 }, stop_token_ids: [4, 2 ** 40], allowed_token_ids: [3] }), false).request;
+    expect(r.logit_bias!.ids).toEqual(Float64Array.of(5, 7, 5, 99999999999));
+    expect(r.logit_bias!.bias).toEqual(Float32Array.of(-1, 0.1, 100, 2));
+    expect(r.stop_token_ids).toEqual(Float64Array.of(4, 2 ** 40));
+    expect(r.allowed_token_ids).toEqual(Float64Array.of(3));
+  });
+
+  it('a large body comes back from the parse worker with its token-id fields as typed arrays, equal to the inline ones', async () => {
+    const vocab = 262_144;
+    const ids = Array.from({ length: vocab }, (_, i) => i);
+    const fields = { logit_bias: Object.fromEntries(ids.map((i) => [String(i), (i % 401) / 2 - 100])), allowed_token_ids: ids, stop_token_ids: ids.slice(0, 1000) };
+    const body = new TextEncoder().encode(JSON.stringify({ messages: [{ role: 'user', content: 'x' }], ...fields }));
+    expect(body.byteLength).toBeGreaterThan(INLINE_BODY_BYTES);
+    const parsed = await parseRequestBody('chat', body, { maxLogprobs: 20, client: 't', transfer: true, maxIds: vocab });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.detail));
+    const inline = chatInputFromText(JSON.stringify({ messages: [{ role: 'user', content: 'x' }], ...fields }), {}, false);
+    if (!inline.ok) throw new Error('valid');
+    const got = parsed.value.request;
+    expect(got.logit_bias!.ids).toBeInstanceOf(Float64Array);
+    expect(got.logit_bias!.bias).toBeInstanceOf(Float32Array);
+    expect(got.allowed_token_ids).toBeInstanceOf(Float64Array);
+    expect(got.logit_bias!.ids).toHaveLength(vocab);
+    expect(got.logit_bias).toEqual(inline.value.request.logit_bias);
+    expect(got.allowed_token_ids).toEqual(inline.value.request.allowed_token_ids);
+    expect(got.stop_token_ids).toEqual(inline.value.request.stop_token_ids);
+    expect(body.byteLength).toBe(0); // the body's bytes were transferred to the worker, not copied
+  }, 60_000);
 });
 
 describe('chat template: lists as long as the conversation', () => {

@@ -6,10 +6,14 @@ import {
   badWordsTokenIds, fitPrompt, requestSeed, requestedMaxTokens, samplingFields, structuredGrammar,
   type TokenizerView,
 } from '../../lib/openai/to-engine.js';
+import { toChatInput } from '../../lib/openai/chat-input.js';
+import type { ChatRequestFields } from '../../lib/openai/chat-input.js';
 import { parseChatRequest } from '../../lib/openai/validate.js';
+import type { ChatRequest } from '../../lib/openai/validate.js';
 
 const base = { messages: [{ role: 'user', content: 'hi' }] };
-const chat = (extra: Record<string, unknown> = {}) => parseChatRequest({ ...base, ...extra });
+const fields = (r: ChatRequest): ChatRequestFields => toChatInput(r, false).request;
+const chat = (extra: Record<string, unknown> = {}): ChatRequestFields => fields(parseChatRequest({ ...base, ...extra }));
 
 // A toy tokenizer: one token per character (id = char code), a leading space merges into the
 // next character as id 1000 + code (a distinct "word start" token, like SPM's ▁x).
@@ -51,8 +55,9 @@ describe('samplingFields', () => {
     }), tok);
     expect(f).toEqual({
       maxTokens: 7, temperature: 0.5, topP: 0.9, topK: 40, minP: 0.05, repetitionPenalty: 1.1,
-      frequencyPenalty: 0.5, presencePenalty: -0.5, logitBias: { 5: 100, 6: -1 }, allowedTokenIds: [1, 2],
-      badWordsTokenIds: [[97, 98], [1097, 98]], stop: ['x'], stopTokenIds: [3], includeStopStrInOutput: true,
+      frequencyPenalty: 0.5, presencePenalty: -0.5, logitBias: { ids: Int32Array.of(6, 5), bias: Float32Array.of(-1, 100) },
+      allowedTokenIds: Int32Array.of(1, 2), badWordsTokenIds: [[97, 98], [1097, 98]], stop: ['x'], stopTokenIds: Int32Array.of(3),
+      includeStopStrInOutput: true,
       ignoreEos: true, minTokens: 2, logprobs: 4, priority: 2, cacheSalt: 's', skipSpecialTokens: false,
       spacesBetweenSpecialTokens: false, xargs: { k: 1 },
     });
@@ -62,7 +67,7 @@ describe('samplingFields', () => {
     expect(samplingFields(chat({ max_tokens: 9, temperature: 0.001 }), tok)).toMatchObject({ maxTokens: 9, temperature: 0.01 });
     expect(samplingFields(chat({ temperature: 0 }), tok).temperature).toBe(0);
     expect(samplingFields(chat({ logprobs: true }), tok).logprobs).toBe(0);
-    expect(samplingFields(parseChatRequest({ ...base, logprobs: true, top_logprobs: -1 }, { maxLogprobs: -1 }), tok).logprobs).toBe(2000);
+    expect(samplingFields(fields(parseChatRequest({ ...base, logprobs: true, top_logprobs: -1 }, { maxLogprobs: -1 })), tok).logprobs).toBe(2000);
   });
 
   test('out-of-vocab ids are 400s with vLLM wording', () => {
@@ -71,6 +76,11 @@ describe('samplingFields', () => {
     expect(error400(() => samplingFields(chat({ stop_token_ids: [1, 5000] }), tok)).message)
       .toBe('token_id(s) [5000] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: 2000');
     expect(error400(() => samplingFields(chat({ allowed_token_ids: [2000] }), tok)).message).toBe('allowed_token_ids contains out-of-vocab token id!');
+    // every bad id named as the request gave it (past int32 too), repeats included, in the object's key order
+    expect(error400(() => samplingFields(chat({ logit_bias: { ' 3000': 1, '1': 1, '99999999999': 1, '3000': 2 } }), tok)).message)
+      .toBe('token_id(s) [3000, 3000, 99999999999] in logit_bias contain out-of-vocab token ids. Vocabulary size: 2000');
+    expect(error400(() => samplingFields(chat({ stop_token_ids: [2 ** 40, 7, 2 ** 31] }), tok)).message)
+      .toBe('token_id(s) [1099511627776, 2147483648] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: 2000');
   });
 });
 
