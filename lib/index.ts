@@ -6,7 +6,7 @@ export type { ReadBandwidthOptions } from './engine/platform.js';
 export { Engine } from './openai/chat-engine.js';
 export type { EngineOptions } from './openai/chat-engine.js';
 export type { EngineStats, FinishReason, GenerateEvent, GenerateOptions, TokenLogprob } from './engine/engine.js';
-export type { GenerateRequest } from './engine/generate-request.js';
+export type { GenerateRequest, LogitBiasArrays } from './engine/generate-request.js';
 export type { ModelInfo, ModelLoadOptions, TokenizeOptions, DetokenizeOptions } from './engine/model.js';
 export type { Device, DeviceRequest } from './native/device.js';
 export type { ChatCallOptions, ChatStreamErrorEvent, ChatStreamItem, ChatUsageRecord } from './openai/chat-completions.js';

@@ -132,7 +132,9 @@ function logitBiasOf(v: unknown): LogitBiasArrays | undefined {
     const { ids: tokens, bias } = v as { ids: unknown; bias: unknown };
     if (!(tokens instanceof Int32Array)) fail('an Int32Array', 'logitBias.ids', tokens);
     if (!(bias instanceof Float32Array)) fail('a Float32Array', 'logitBias.bias', bias);
-    if (bias.length !== tokens.length) fail(`${tokens.length} biases (one per id)`, 'logitBias.bias', `${bias.length} biases`);
+    if (bias.length !== tokens.length) {
+      throw new InvalidArgumentError(`Expected logitBias.ids and logitBias.bias of equal length, got ${tokens.length} and ${bias.length}`, 'invalid_argument', 400);
+    }
     for (let i = 0; i < tokens.length; i++) {
       if (tokens[i]! < 0) fail('token ids', 'logitBias.ids', tokens[i]);
       if (!Number.isFinite(bias[i]!)) fail('finite numbers', 'logitBias.bias', bias[i]);
@@ -146,7 +148,7 @@ function logitBiasOf(v: unknown): LogitBiasArrays | undefined {
     if (!isInt(t) || t < 0 || t > I32_MAX) fail('token ids as keys', 'logitBias', k);
     if (!isNum(b)) fail('numbers as values', 'logitBias', b);
     out.ids[i] = t;
-    out.bias[i] = b;
+    out.bias[i] = Math.min(100, Math.max(-100, b)); // the engine's clamp, before float32 could overflow
   });
   return out;
 }

@@ -10,8 +10,8 @@ import type { Conversation, ConversationParts } from '../chat/conversation.js';
 import { firstNonTextPart } from './content-parts.js';
 import type { NonTextPart } from './content-parts.js';
 import { DEFAULT_REQUEST_LIMITS, FREE_FORM_FIELDS } from './request-limits.js';
-import { idArray, logitBiasArrays } from './token-id-fields.js';
-import type { LogitBiasArrays } from './token-id-fields.js';
+import { idArray, packLogitBias } from './token-id-fields.js';
+import type { PackedLogitBias } from './token-id-fields.js';
 import { validateBodyText } from './validate.js';
 import type { ChatRequest, OmitKnown, Validated, ValidateOptions } from './validate.js';
 
@@ -20,7 +20,7 @@ import type { ChatRequest, OmitKnown, Validated, ValidateOptions } from './valid
  * (token-id-fields.ts): transferred from a parse worker, handed to the engine without a per-id pass.
  */
 export type ChatRequestFields = OmitKnown<ChatRequest, 'messages' | 'tools' | 'documents' | 'logit_bias' | 'allowed_token_ids' | 'stop_token_ids'> & {
-  logit_bias?: LogitBiasArrays | null;
+  logit_bias?: PackedLogitBias | null;
   allowed_token_ids?: Float64Array | null;
   stop_token_ids: Float64Array;
 };
@@ -132,7 +132,7 @@ export function toChatInput(r: ChatRequest, pack: boolean, maxIds = Number.POSIT
   if (pack && oversized) delete rest[oversized.field as (typeof FREE_FORM_FIELDS)[number]];
   const request: ChatRequestFields = { ...rest, stop_token_ids: idArray(keep(ids.stop_token_ids) ? stop_token_ids : []) };
   if (allowed_token_ids != null && keep(ids.allowed_token_ids)) request.allowed_token_ids = idArray(allowed_token_ids);
-  if (logit_bias != null && keep(ids.logit_bias)) request.logit_bias = logitBiasArrays(logit_bias);
+  if (logit_bias != null && keep(ids.logit_bias)) request.logit_bias = packLogitBias(logit_bias);
   return { request, conversation: pack ? packConversation(parts) : { inline: parts }, facts: { ...conversationFacts(parts, r.echo), oversized, ids } };
 }
 

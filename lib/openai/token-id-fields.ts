@@ -12,13 +12,13 @@ import { InvalidArgumentError } from '../engine/errors.js';
  * e.g. "5" and " 5", keeps the later bias, as the engine applies them) and its bias clamped to
  * [-100, 100] (vLLM), as float32 like the engine's.
  */
-export interface LogitBiasArrays {
+export interface PackedLogitBias {
   ids: Float64Array;
   bias: Float32Array;
 }
 
 /** The validated logit_bias object (keys are integer strings, possibly padded with whitespace). */
-export function logitBiasArrays(record: Readonly<Record<string, number>>): LogitBiasArrays {
+export function packLogitBias(record: Readonly<Record<string, number>>): PackedLogitBias {
   const keys = Object.keys(record);
   const ids = new Float64Array(keys.length);
   const bias = new Float32Array(keys.length);
@@ -36,7 +36,7 @@ export function idArray(ids: readonly number[]): Float64Array {
 }
 
 /** The buffers to transfer with a request holding these fields. */
-export function tokenIdBuffers(r: { logit_bias?: LogitBiasArrays | null; allowed_token_ids?: Float64Array | null; stop_token_ids: Float64Array }): ArrayBuffer[] {
+export function tokenIdBuffers(r: { logit_bias?: PackedLogitBias | null; allowed_token_ids?: Float64Array | null; stop_token_ids: Float64Array }): ArrayBuffer[] {
   const arrays = [r.logit_bias?.ids, r.logit_bias?.bias, r.allowed_token_ids, r.stop_token_ids];
   return arrays.filter((a): a is Float64Array | Float32Array => a != null && a.length > 0).map((a) => a.buffer as ArrayBuffer);
 }
