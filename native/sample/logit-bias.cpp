@@ -5,7 +5,7 @@
 #include "sample/py-format.h"
 
 #include <algorithm>
-#include <map>
+#include <vector>
 
 namespace tmill {
 
@@ -30,16 +30,25 @@ private:
 processor_ptr make_logit_bias(const sampling_params & p, const request_shape & shape) {
     if (p.logit_bias.empty()) return nullptr;
     std::vector<int32_t> bad;
-    std::map<int32_t, float> merged;  // a repeated id keeps its last value, like a JSON object
     for (const auto & b : p.logit_bias) {
         if (b.first < 0 || b.first >= shape.n_vocab) bad.push_back(b.first);
-        merged[b.first] = std::min(100.0f, std::max(-100.0f, b.second));
     }
     TM_CHECK(bad.empty(), invalid_argument,
              "token_id(s) " + py_int_list(bad) + " in logit_bias contain out-of-vocab token ids. Vocabulary size: " +
                  std::to_string(shape.n_vocab));
-    return std::make_unique<logit_bias_processor>(
-        std::vector<std::pair<int32_t, float>>(merged.begin(), merged.end()));
+    // A repeated id keeps its last value, like a JSON object: a stable sort by id, then the last of each
+    // run. (A std::map took 33-54 ms for a whole 262k vocabulary, on the engine thread, per choice; the
+    // sort takes ~5 ms, and none when the ids come ascending, as a JSON object's integer keys do.)
+    std::vector<std::pair<int32_t, float>> merged(p.logit_bias);
+    const auto by_id = [](const std::pair<int32_t, float> & a, const std::pair<int32_t, float> & b) { return a.first < b.first; };
+    if (!std::is_sorted(merged.begin(), merged.end(), by_id)) std::stable_sort(merged.begin(), merged.end(), by_id);
+    size_t kept = 0;
+    for (size_t i = 0; i < merged.size(); ++i) {
+        if (i + 1 < merged.size() && merged[i + 1].first == merged[i].first) continue;
+        merged[kept++] = {merged[i].first, std::min(100.0f, std::max(-100.0f, merged[i].second))};
+    }
+    merged.resize(kept);
+    return std::make_unique<logit_bias_processor>(std::move(merged));
 }
 
 } // namespace tmill

@@ -147,6 +147,12 @@ TM_TEST("sample: logit_bias adds clamped biases") {
     CHECK_NEAR(r[0], -99.0, 1e-5);
     CHECK_NEAR(r[1], 101.0, 1e-5);
     CHECK_NEAR(r[2], -2.0, 1e-6);
+    // A repeated id keeps its last bias, in any order (the last of {2: 5, 2: -3} is -3).
+    p.logit_bias = {{2, 5.0f}, {0, 4.0f}, {1, 150.0f}, {0, 1.0f}, {2, -3.0f}};
+    r = run(tmill::make_logit_bias, p, {1.0f, 1.0f, 1.0f});
+    CHECK_NEAR(r[0], 2.0, 1e-6);
+    CHECK_NEAR(r[1], 101.0, 1e-5);
+    CHECK_NEAR(r[2], -2.0, 1e-6);
     p.logit_bias = {{3, 1.0f}, {-1, 1.0f}};
     CHECK_EQ(message_of([&] { tmill::make_logit_bias(p, shape_of(3)); }),
              std::string("token_id(s) [3, -1] in logit_bias contain out-of-vocab token ids. Vocabulary size: 3"));
