@@ -38,7 +38,9 @@ export interface RealModelResult {
   label: string;
   file: string;
   bytes: number;
-  /** Weight bytes one decode step reads and the decode rate the read bandwidth allows (tokenmill's reading). */
+  /** Weight bytes one decode step reads (tokenmill's reading); the run turns it into a decode limit at the end. */
+  decodeWeightBytes?: number;
+  /** The decode rate the run's read bandwidth allows (run.ts, once every bandwidth reading is in). */
   decodeLimit?: { weightBytes: number; tokPerSecond: number };
   prompt: Comparison;
   decode: Comparison;
@@ -73,7 +75,6 @@ export interface RealModelsJob {
   threads: number;
   only: Only;
   workload: RealWorkload;
-  bandwidthGBs: number;
   tl: Timeline;
   log: (s: string) => void;
 }
@@ -112,7 +113,7 @@ export async function measureRealModels(job: RealModelsJob, models: RealModelFil
       });
       out.push({
         name: m.name, label: m.label, file: m.path, bytes: m.entry.size,
-        ...(weightBytes ? { decodeLimit: { weightBytes, tokPerSecond: (job.bandwidthGBs * 1e9) / weightBytes } } : {}),
+        ...(weightBytes ? { decodeWeightBytes: weightBytes } : {}),
         prompt: compare(`prompt tok/s (${w.promptTokens}-token prompt)`, 'tok/s', prompt),
         decode: compare(`decode tok/s (1 stream, ${w.decodeTokens} tokens)`, 'tok/s', decode),
       });

@@ -77,7 +77,8 @@ export function printTable(r: BenchResult): void {
   out.push(`${r.machine.cpu} (${r.machine.cpus} cpus), node ${r.machine.node}, commit ${r.commit}`);
   const p = r.platform;
   out.push(`CPU features: ${p.features.join(' ') || 'none of note'}; tokenmill kernels ${p.kernelLevel}; ` +
-    `llama.cpp CPU variant ${p.llamacppVariant ?? '-'}; read bandwidth ${fmt(p.readBandwidthGBs)} GB/s (${r.threads} threads)`);
+    `llama.cpp CPU variant ${p.llamacppVariant ?? '-'}; read bandwidth ${fmt(p.readBandwidthGBs)} GB/s (${r.threads} threads; ` +
+    `highest of the readings ${p.readBandwidthSamplesGBs.map((g) => fmt(g)).join(' / ')} GB/s taken during the run)`);
   out.push(`1-minute load average before/after: ${fmt(r.machine.loadavgBefore, 2)} / ${fmt(r.machine.loadavgAfter, 2)} (the run itself adds up to ${r.threads})`);
   out.push('');
   const w = [50, 30, 30, 8];

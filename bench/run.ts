@@ -19,7 +19,7 @@ import { locateRealModels, measureRealModels, type RealModelResult } from './rea
 import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
 import { LlamacppSide, peerVersion } from './llamacpp-side.js';
 import { mappedGgmlCpuVariant } from './ggml-cpu-variant.js';
-import { describePlatform, type Platform } from './platform.js';
+import { describePlatform, sampleReadBandwidth, withBandwidthSample, type Platform } from './platform.js';
 import { measureSampling } from './sampling-cost.js';
 import type { Side } from './side.js';
 import { randomPrompt } from './stats.js';
@@ -119,7 +119,7 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
   if (loadBefore > 0.5) log(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before the run; the machine is not idle`);
 
   log(`measuring read bandwidth with ${opts.threads} threads ...`);
-  const platform: Platform = await tl.time('bandwidth', () => describePlatform(repoRoot, opts.threads));
+  let platform: Platform = await tl.time('bandwidth', () => describePlatform(repoRoot, opts.threads));
   log(`${platform.cpu}: kernels ${platform.kernelLevel}, read bandwidth ${platform.readBandwidthGBs.toFixed(1)} GB/s`);
 
   const spec = mainModel(opts.quick, spmVocab);
@@ -134,13 +134,17 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
     const facts: SideFacts = {};
     if (!opts.httpOnly) {
       comparisons = await compareSides(tl, opts, repoRoot, cached.path, sides, facts);
+      platform = await sampleBandwidthAgain(tl, 'bandwidth/after-main', platform, opts.threads, log);
       const stepSeconds: Record<string, number> = {};
       const dc = comparisons[1]!;
       if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
       if (dc.llamacpp) stepSeconds.llamacpp = 1 / dc.llamacpp.median;
       if (wantReal) {
-        realModels = await measureRealModels({ repoRoot, threads: opts.threads, only: opts.only, workload: w.real, bandwidthGBs: platform.readBandwidthGBs, tl, log }, realFiles);
+        realModels = await measureRealModels({ repoRoot, threads: opts.threads, only: opts.only, workload: w.real, tl, log }, realFiles);
+        platform = await sampleBandwidthAgain(tl, 'bandwidth/after-real-models', platform, opts.threads, log);
       }
+      const bandwidth = platform.readBandwidthGBs;
+      realModels = realModels.map((m) => (m.decodeWeightBytes ? { ...m, decodeLimit: decodeLimit(m.decodeWeightBytes, bandwidth) } : m));
       if (!opts.skipSampling) {
         for (const [vocabPath, nVocab] of [[spmVocab, 32000], [qwenVocab, 151936]] as const) {
           sampling.push(await tl.time(`sampling/v${nVocab}`, () => measureSampling({ opts, repoRoot, vocabPath, nVocab, stepSeconds, log })));
@@ -175,6 +179,13 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
   } finally {
     for (const s of sides) await s.close().catch(() => undefined);
   }
+}
+
+/** Another bandwidth reading, taken next to the decode rows it bounds (see Platform.readBandwidthGBs). */
+async function sampleBandwidthAgain(tl: Timeline, label: string, p: Platform, threads: number, log: (s: string) => void): Promise<Platform> {
+  const gbs = await tl.time(label, () => sampleReadBandwidth(threads));
+  log(`read bandwidth again: ${gbs.toFixed(1)} GB/s (limit uses the highest reading)`);
+  return withBandwidthSample(p, gbs);
 }
 
 /** The decode rate memory allows: read bandwidth over the bytes of weights one step reads. */
