@@ -3,6 +3,8 @@
 // compiled with its own flags, so none can leak across ISAs through the linker.
 #pragma once
 
+#include <cstdint>
+
 #include <immintrin.h>
 
 namespace tmill::kernels {
@@ -15,6 +17,21 @@ inline float hsum8(__m256 v) {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
+
+// The 8-lane float accumulators of an R x T matmul tile, one per (row, token), starting at zero; store
+// reduces each with hsum8 into y[t * ldy + r].
+template <int R, int T>
+struct tile_acc {
+    __m256 v[R][T];
+    tile_acc() {
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) v[r][t] = _mm256_setzero_ps();
+    }
+    void store(float * y, int64_t ldy) const {
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(v[r][t]);
+    }
+};
 
 } // namespace
 } // namespace tmill::kernels

@@ -50,9 +50,8 @@ struct avx512_int_dots {
         static_assert(T >= 2 && T <= 4, "a tile has 2..4 tokens (one xmm of scales)");
         const int64_t nb = n_in / quant::qk8_0;
         const __m256i bias = _mm256_set1_epi8(char(0x80));
-        __m256 acc[R][T];
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+        tile_acc<R, T> tile;
+        auto & acc = tile.v;
         alignas(16) float s[R][4];   // (R, 4) this block's d_w * d_x per (row, token); lanes >= T unused
         for (int64_t b = 0; b < nb; ++b) {
             // Activations as unsigned bytes x + 128 (|x| <= 127, so 1..255), and their scales in one xmm.
@@ -81,8 +80,7 @@ struct avx512_int_dots {
                 }
             }
         }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+        tile.store(y, ldy);
     }
 
 

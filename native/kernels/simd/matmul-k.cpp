@@ -120,9 +120,8 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
 template <int R, int T>
 void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk_k;
-    __m256 acc[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    tile_acc<R, T> tile;
+    auto & acc = tile.v;
     for (int64_t b = 0; b < nb; ++b) {
         const block_q8_k * xs[T];
         const int8_t * xq[T];
@@ -141,8 +140,7 @@ void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
             for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(lanes[t]), acc[r][t]);
         }
     }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+    tile.store(y, ldy);
 }
 
 template <int R, int T>

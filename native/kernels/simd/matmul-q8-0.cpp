@@ -25,9 +25,8 @@ __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __
 template <int R, int T>
 void tile_q8_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk8_0;
-    __m256 acc[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    tile_acc<R, T> tile;
+    auto & acc = tile.v;
     for (int64_t b = 0; b < nb; ++b) {
         __m256i xq[T];
         float dx[T];
@@ -47,17 +46,15 @@ void tile_q8_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
             }
         }
     }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+    tile.store(y, ldy);
 }
 
 // Q4_0 weights: sum_j (n_j - 8) * x_j = sum_j n_j * x_j - 8 * sum_j x_j, n_j the unsigned nibble.
 template <int R, int T>
 void tile_q4_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk4_0;
-    __m256 acc[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    tile_acc<R, T> tile;
+    auto & acc = tile.v;
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         __m256i xq[T], x8[T];
@@ -79,8 +76,7 @@ void tile_q4_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
             }
         }
     }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+    tile.store(y, ldy);
 }
 
 // The ISA's own multi-token tile where it has one (D::q8_many_tile), else tile_q8_0.

@@ -71,9 +71,8 @@ template <typename F, int R, int T>
 void tile_superblock(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     using W = typename F::block;
     const int64_t nb = n_in / qk_k;
-    __m256 acc[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    tile_acc<R, T> tile;
+    auto & acc = tile.v;
     const __m256i pair_lanes = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     for (int64_t b = 0; b < nb; ++b) {
         const quant::block_q8_k * xs[T];
@@ -104,8 +103,7 @@ void tile_superblock(const char * w, size_t wb, const char * x, size_t xb, int64
             }
         }
     }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]);
+    tile.store(y, ldy);
 }
 
 template <typename F>
