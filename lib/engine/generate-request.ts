@@ -3,7 +3,7 @@
 import { InvalidArgumentError } from './errors.js';
 import { Grammar } from './grammar.js';
 import type { NativeRequest } from '../native/types.js';
-import { I32_MAX, inRange, NUMERIC_FIELDS, rangeText, REPETITION_FIELDS, toFloat32Safe } from './request-fields.js';
+import { clampLogitBias, I32_MAX, inRange, NUMERIC_FIELDS, rangeText, REPETITION_FIELDS, toFloat32Safe } from './request-fields.js';
 import type { NumericField, NumericKey } from './request-fields.js';
 
 /**
@@ -148,7 +148,7 @@ function logitBiasOf(v: unknown): LogitBiasArrays | undefined {
     if (!isInt(t) || t < 0 || t > I32_MAX) fail('token ids as keys', 'logitBias', k);
     if (!isNum(b)) fail('numbers as values', 'logitBias', b);
     out.ids[i] = t;
-    out.bias[i] = Math.min(100, Math.max(-100, b)); // the engine's clamp, before float32 could overflow
+    out.bias[i] = clampLogitBias(b);
   });
   return out;
 }

@@ -88,3 +88,11 @@ export function rangeText(f: NumericField): string {
 export function toFloat32Safe(v: number): number {
   return v !== 0 && Math.abs(v) < F32_MIN_NORMAL ? Math.sign(v) * F32_MIN_NORMAL : v;
 }
+
+/**
+ * A logit bias in the engine's range [-100, 100] (vLLM's clamp; native/sample/logit-bias.cpp applies the
+ * same): clamped before it becomes float32, so a huge bias cannot overflow to infinity on the way.
+ */
+export function clampLogitBias(bias: number): number {
+  return Math.min(100, Math.max(-100, bias));
+}

@@ -8,11 +8,14 @@ import { contentText } from '../chat/template.js';
 import { packConversation } from '../chat/conversation.js';
 import type { Conversation, ConversationParts } from '../chat/conversation.js';
 import { firstNonTextPart } from './content-parts.js';
+import { jsonValueCount, nestingDepth } from './json-walk.js';
 import type { NonTextPart } from './content-parts.js';
 import { DEFAULT_REQUEST_LIMITS, FREE_FORM_FIELDS } from './request-limits.js';
 import { idArray, packLogitBias } from './token-id-fields.js';
 import type { PackedLogitBias } from './token-id-fields.js';
 import { validateBodyText } from './validate.js';
+
+export { nestingDepth } from './json-walk.js';
 import type { ChatRequest, OmitKnown, Validated, ValidateOptions } from './validate.js';
 
 /**
@@ -60,20 +63,6 @@ export interface ChatInput {
   facts: ConversationFacts;
 }
 
-/** How many JSON values (objects, arrays, scalars) a value holds. Iterative. */
-export function jsonValueCount(value: unknown): number {
-  let n = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    n += 1;
-    if (v === null || typeof v !== 'object') continue;
-    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i]);
-    else for (const child of Object.values(v)) stack.push(child);
-  }
-  return n;
-}
-
 /** The free-form field holding the most JSON values, when over the limit. */
 function oversizedField(r: { [F in (typeof FREE_FORM_FIELDS)[number]]?: unknown }): { field: string; values: number } | null {
   let worst: { field: string; values: number } | null = null;
@@ -84,19 +73,6 @@ function oversizedField(r: { [F in (typeof FREE_FORM_FIELDS)[number]]?: unknown 
     if (values > DEFAULT_REQUEST_LIMITS.maxFreeFormValues && (worst === null || values > worst.values)) worst = { field, values };
   }
   return worst;
-}
-
-/** Nesting depth of a JSON value (a scalar is 0, [] and {} are 1). Iterative: values may nest deeply. */
-export function nestingDepth(value: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > max) max = depth;
-    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-  }
-  return max;
 }
 
 export function conversationFacts(parts: ConversationParts, echo: boolean): Omit<ConversationFacts, 'oversized' | 'ids'> {

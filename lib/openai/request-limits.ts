@@ -10,6 +10,7 @@
 import { InvalidArgumentError } from '../engine/errors.js';
 import { fieldOf, inRange, type NumericField, type NumericKey } from '../engine/request-fields.js';
 import type { ChatRequestFields, ConversationFacts } from './chat-input.js';
+import { nestingDepth } from './json-walk.js';
 
 export interface RequestLimits {
   /** Largest n (and beam width): the engine's --max-num-seqs. */
@@ -135,22 +136,9 @@ export function checkRequestLimits(r: ChatRequestFields, conversation: Conversat
   checkConstraints(r, limits);
 }
 
-/** The top-level field whose value nests deeper than `max` objects/arrays, or null. Iterative. */
+/** The top-level field whose value nests deeper than `max` objects/arrays, or null. */
 function deepestField(r: object, max: number): string | null {
-  for (const [field, value] of Object.entries(r)) {
-    const stack: [unknown, number][] = [[value, 1]];
-    while (stack.length > 0) {
-      const [v, depth] = stack.pop()!;
-      if (v === null || typeof v !== 'object') continue;
-      if (depth > max) return field;
-      // Indexed, not Object.values: a list of a million ids is walked without a copy of it.
-      if (Array.isArray(v)) {
-        for (let i = 0; i < v.length; i++) if (v[i] !== null && typeof v[i] === 'object') stack.push([v[i], depth + 1]);
-      } else {
-        for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-      }
-    }
-  }
+  for (const [field, value] of Object.entries(r)) if (nestingDepth(value, max) > max) return field;
   return null;
 }
 

@@ -6,6 +6,7 @@
 // (docs/http-api.md#work-off-the-event-loop). Ids stay float64 until the vocabulary check, so an id past
 // the int32 range is named in the 400 exactly as the request gave it.
 import { InvalidArgumentError } from '../engine/errors.js';
+import { clampLogitBias } from '../engine/request-fields.js';
 
 /**
  * logit_bias as parallel arrays: each key's token id in the object's own key order (a repeated id,
@@ -25,7 +26,7 @@ export function packLogitBias(record: Readonly<Record<string, number>>): PackedL
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     ids[i] = Number.parseInt(key.trim(), 10);
-    bias[i] = Math.min(100, Math.max(-100, record[key]!));
+    bias[i] = clampLogitBias(record[key]!);
   }
   return { ids, bias };
 }
