@@ -8,8 +8,8 @@
 // worker with a connection of its own (opened and closed per request: ~2 ms), and only the reply's
 // numbers come back. These requests take turns (logGate), and meanwhile the usage recorder holds back
 // its timed flush (UsageRecorder deferFlushesWhile), so the event loop never waits for the worker's
-// write lock. A database an
-// embedder passed in is written on the event loop, after the body was parsed as any other.
+// write lock. A database an embedder passed in is written on the event loop, after the body was parsed
+// as any other.
 import type { ServerResponse } from 'node:http';
 import type { Database } from '../store/database.js';
 import { logTrajectories } from '../store/trajectories.js';
