@@ -16,7 +16,8 @@
 // So every check has two parts: every position within `max` (the flip amplitude, with room), and a share of
 // the positions within a tight bound — a systematic error (a wrong kernel, rope, mask or KV block) moves
 // every position it touches, a flip only some.
-//   - SAME_ORDER: llama.cpp's build computes what our level computes, in the same order (measured).
+//   - SAME_ORDER: llama.cpp's build computes what our level computes, in the same order (measured; the
+//     pairs of level, build and type that do are listed once, in test/helpers/numerics-pairing.ts).
 //   - DIFFERENT: the two sides round or sum differently, so every position differs at the type's
 //     rounding noise (measured as tokenmill's own levels against each other, which sum in other orders:
 //     medians F32 5e-4, F16 2.4e-3, BF16 ≤ 1.2e-4, quantized ~1e-6). The crossed pairs measured here
@@ -59,6 +60,7 @@ import { Engine, Model } from '../../lib/index.js';
 import { native } from '../../lib/native/load.js';
 import { peerLoadModel, peerLogits } from '../helpers/peer.js';
 import { perPositionDiff } from '../helpers/logit-diff.js';
+import { numericsPairing } from '../helpers/numerics-pairing.js';
 import '../helpers/run-environment.js';
 import { oraclesDir, stories260K, tinyRandom } from '../helpers/shared.js';
 
@@ -118,20 +120,6 @@ const DIFFERENT: Record<SynthType, Tolerance> = {
   IQ4_XS: { max: 1, quantiles: [[0.25, 1e-4]] },
 };
 
-// Which llama.cpp CPU builds compute what each tokenmill level computes, in the same order (measured).
-const SAME_ORDER_BUILDS: Record<string, readonly string[]> = {
-  avx512: ['zen4', 'sapphirerapids'],
-  avx2: ['haswell'],
-};
-// The AMX level runs the avx512 kernels for every type but TOKENMILL_AMX_TYPES.
-SAME_ORDER_BUILDS['avx512+amx'] = SAME_ORDER_BUILDS.avx512!;
-// The types tokenmill's avx512+amx level computes on its tiles, in its own block order (docs/kernels.md,
-// "The AMX path"): against any llama.cpp build other than ggml-cpu/amx's, a different order.
-const TOKENMILL_AMX_TYPES: readonly SynthType[] = ['Q8_0', 'Q4_0', 'IQ4_NL'];
-
-// The matmuls ggml-cpu/amx takes over (see above).
-const AMX_TYPES: readonly SynthType[] = ['F16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q4_K', 'Q5_K', 'Q6_K', 'IQ4_XS'];
-
 // Our levels against the baseline sum in other orders (DIFFERENT), and between flips they agree to the
 // last bits: at least 6 of the 72 positions within 1e-5 (F32 1e-4). Measured: F16 10 (avx512) and 15
 // (avx2), F32 15 and 55, every other type ≥ 35. A wrong kernel moves every position it runs at.
@@ -158,19 +146,10 @@ const best = native().cpuIsa();
 // The levels below this machine's best: each is evaluated in a child process with TOKENMILL_ISA set.
 const lowerLevels = LEVEL_ORDER.slice(0, LEVEL_ORDER.indexOf(best));
 
-// The types llama.cpp's AVX-512 builds sum in another order: ggml-cpu/repack.cpp repacks Q2_K weights for its
-// 8x8 kernel when the CPU has AVX-512 (q2_K_8x8_q8_K). Measured against zen4: Q2_K differs by ~1e-6 at every
-// position between flips (ggml's plain AVX2 order, which our kernel follows, gives 0 for Q3_K and IQ4_XS).
-const AVX512_REPACKED_TYPES: readonly SynthType[] = ['Q2_K'];
-
+// Which bounds a type takes: its pairing of our level with the peer's build (test/helpers/numerics-pairing.ts).
 function peerTolerance(type: SynthType): { path: string; tol: Tolerance } {
-  if (peer.amx && AMX_TYPES.includes(type)) return { path: 'different (ggml-cpu/amx)', tol: DIFFERENT[type] };
-  if (best === 'avx512+amx' && TOKENMILL_AMX_TYPES.includes(type)) return { path: 'different (tokenmill AMX)', tol: DIFFERENT[type] };
-  if (SAME_ORDER_BUILDS.avx512!.includes(peer.variant) && AVX512_REPACKED_TYPES.includes(type)) {
-    return { path: 'different (ggml-cpu/repack)', tol: DIFFERENT[type] };
-  }
-  if (SAME_ORDER_BUILDS[best]?.includes(peer.variant)) return { path: 'same order', tol: SAME_ORDER[type] };
-  return { path: 'different', tol: DIFFERENT[type] };
+  const { sameOrder, path: codePath } = numericsPairing(best, peer, type);
+  return { path: codePath, tol: (sameOrder ? SAME_ORDER : DIFFERENT)[type] };
 }
 
 const key = (arch: SynthArch, type: SynthType): string => `${arch}-${type}`;
