@@ -10,12 +10,15 @@
 #include "kernels/matmul.h"
 #include "kernels/ref/ref.h"
 #include "quant/fp16.h"
+#include "quant/q5-k.h"
 #include "quant/q8-0.h"
+#include "quant/q8-k.h"
 #include "quant/quant.h"
 
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace tmill;
@@ -339,43 +342,97 @@ TM_TEST("kernels: cache-blocked tile walk over wide rows is batch invariant (bit
     }
 }
 
-// Q4_K and Q6_K take llama.cpp's x86 arithmetic (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)): exact
-// integer sums per super-block in ggml's lanes, then its F32 chains. Every level must give the reference's
-// bits, batch of one or of several tokens: a level that rounded in another order would part from llama.cpp
-// on real models (measured on Qwen2.5-Coder-0.5B's Q6_K ffn_down before the change). The token counts and
-// row ranges cover every tile shape of kernels/simd/matmul-k.cpp (NOTE(k-matmul-tiles)): 1..4 tokens and
-// their remainders, 4-row and 2-row tiles, the one-row tiles of a range's leftover rows, a range that does
-// not start at row 0.
-TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level") {
-    std::mt19937 rng(4242);
+namespace {
+
+// Random K-quant weights (n_out rows of 19 super-blocks: Qwen2.5-0.5B's ffn_down width) and up to 9 tokens of
+// Q8_K activations, for the tile-shape tests below.
+struct k_case {
+    static constexpr int64_t n_in = 256 * 19, n_out = 27, max_tok = 9;
+    std::vector<uint8_t> w, xa;
+    size_t w_row, x_row;
+    k_case(ggml_type type, std::mt19937 & rng)
+        : w(make_weights(type, n_out, n_in, rng)), w_row(quant::row_bytes(type, n_in)), x_row(quant::row_bytes(ggml_type::q8_k, n_in)) {
+        const std::vector<float> x = make_x(n_in * max_tok, rng);
+        xa.resize(x_row * size_t(max_tok));
+        for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_k, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
+    }
+};
+
+// Runs fn over token counts and row ranges that cover every tile shape of kernels/simd/matmul-k.cpp
+// (NOTE(k-matmul-tiles)) — 1..4 tokens and their remainders, 4-row and 2-row tiles, the one-row tiles of a
+// range's leftover rows, a range that does not start at row 0 — and counts the outputs inside the range whose
+// bits differ from want (n_out x max_tok, y[t][r]) and those written outside it.
+int tile_shape_mismatches(matmul_rows_fn fn, const k_case & c, const std::vector<float> & want) {
     struct rows {
         int64_t r0, r1;
     };
     const rows ranges[] = {{0, 27}, {3, 22}, {5, 6}, {25, 27}};
+    const int64_t n_out = k_case::n_out;
+    int bad = 0;
+    for (int64_t n_tok : {1, 2, 3, 4, 5, 6, 9})
+        for (const rows & rr : ranges) {
+            std::vector<float> y(size_t(n_out * n_tok), NAN);
+            fn(c.w.data(), c.w_row, c.xa.data(), c.x_row, n_tok, k_case::n_in, rr.r0, rr.r1, y.data(), n_out);
+            for (int64_t t = 0; t < n_tok; ++t)
+                for (int64_t r = 0; r < n_out; ++r) {
+                    const bool inside = r >= rr.r0 && r < rr.r1;
+                    const float got = y[size_t(t * n_out + r)];
+                    bad += inside ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
+                }
+        }
+    return bad;
+}
+
+// Q5_K as the SIMD levels accumulate it (kernels/simd/matmul-k.cpp, NOTE(k-matmul)), written out per lane: per
+// super-block exact int32 lanes of sum_j sc_j * dot_j — `lanes` of them, element e of sub-block j in lane
+// (e % 32) / 4, plus 8 * (j % 2) when there are 16 (AVX-512's 64 weights a register) — each added with
+// fma(d_x * d_w, lane, acc); the mins m_j * xsum_j either as one exact total in a scalar chain,
+// fma(d_x * dmin_w, msum, mins) (8 lanes, ggml's AVX2 order), or in 8 lanes of their own (16 lanes); the
+// lanes summed as hsum8 does (16 lanes: lanes l + l + 8 first), the mins subtracted.
+float q5_k_lanes_model(const quant::block_q5_k * w, const quant::block_q8_k * x, int64_t nb, int lanes) {
+    float acc[16] = {}, macc[8] = {}, mins = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        uint8_t sc[8], m[8];
+        quant::unpack_k4_scales(w[b].scales, sc, m);
+        int lane[16] = {}, mlane[8], msum = 0;
+        for (int e = 0; e < quant::qk_k; ++e) {
+            const int j = e / 32, c = j / 2, l = e % 32;
+            const int nib = j % 2 ? w[b].qs[32 * c + l] >> 4 : w[b].qs[32 * c + l] & 0x0f;
+            const int q = nib | (((w[b].qh[l] >> j) & 1) << 4);
+            lane[(lanes == 16 ? 8 * (j % 2) : 0) + l / 4] += int(sc[j]) * q * int(x[b].qs[e]);
+        }
+        for (int j = 0; j < 8; ++j) {
+            mlane[j] = int(m[j]) * (int(x[b].bsums[2 * j]) + int(x[b].bsums[2 * j + 1]));
+            msum += mlane[j];
+        }
+        const float dd = x[b].d * quant::fp16_to_fp32(w[b].d), dm = x[b].d * quant::fp16_to_fp32(w[b].dmin);
+        for (int l = 0; l < lanes; ++l) acc[l] = std::fma(dd, float(lane[l]), acc[l]);
+        for (int j = 0; j < 8; ++j) macc[j] = std::fma(dm, float(mlane[j]), macc[j]);
+        mins = std::fma(dm, float(msum), mins);
+    }
+    auto hsum8 = [](const float * v) { return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7])); };
+    if (lanes == 8) return hsum8(acc) - mins;
+    float folded[8];
+    for (int l = 0; l < 8; ++l) folded[l] = acc[l] + acc[l + 8];
+    return hsum8(folded) - hsum8(macc);
+}
+
+} // namespace
+
+// Q4_K and Q6_K take llama.cpp's x86 arithmetic (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)): exact
+// integer sums per super-block in ggml's lanes, then its F32 chains. Every level must give the reference's
+// bits, batch of one or of several tokens, in every tile shape: a level that rounded in another order would
+// part from llama.cpp on real models (measured on Qwen2.5-Coder-0.5B's Q6_K ffn_down before the change).
+TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level") {
+    std::mt19937 rng(4242);
     for (ggml_type type : {ggml_type::q4_k, ggml_type::q6_k}) {
-        const int64_t n_in = 256 * 19, n_out = 27, max_tok = 9;   // 19 super-blocks: Qwen2.5-0.5B's ffn_down width
-        const std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
-        const std::vector<float> x = make_x(n_in * max_tok, rng);
-        const size_t w_row = quant::row_bytes(type, n_in), x_row = quant::row_bytes(ggml_type::q8_k, n_in);
-        std::vector<uint8_t> xa(x_row * size_t(max_tok));
-        for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_k, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
-        std::vector<float> y_ref(size_t(n_out * max_tok), NAN);
-        variants(type)[0].fn(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, y_ref.data(), n_out);
+        const k_case c(type, rng);
+        std::vector<float> y_ref(size_t(k_case::n_out * k_case::max_tok), NAN);
+        variants(type)[0].fn(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, k_case::n_in, 0, k_case::n_out,
+                             y_ref.data(), k_case::n_out);
         int64_t compared = 0;
         for (const variant & v : variants(type)) {
-            int bad = 0;
-            for (int64_t n_tok : {1, 2, 3, 4, 5, 6, 9})
-                for (const rows & rr : ranges) {
-                    std::vector<float> y(size_t(n_out * n_tok), NAN);
-                    v.fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, rr.r0, rr.r1, y.data(), n_out);
-                    for (int64_t t = 0; t < n_tok; ++t)
-                        for (int64_t r = 0; r < n_out; ++r) {
-                            const bool inside = r >= rr.r0 && r < rr.r1;
-                            const float got = y[size_t(t * n_out + r)];
-                            // Inside the range the reference's bits; outside, untouched.
-                            bad += inside ? std::memcmp(&got, &y_ref[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
-                        }
-                }
+            const int bad = tile_shape_mismatches(v.fn, c, y_ref);
             if (bad) std::fprintf(stderr, "    type %u %s: %d outputs differ from the reference\n", unsigned(type), v.name, bad);
             CHECK_EQ(bad, 0);
             ++compared;
@@ -384,4 +441,34 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level
         CHECK_EQ(compared, int64_t(variants(type).size()));
         CHECK(compared >= 1);
     }
+}
+
+// Q5_K's float accumulator width is the ISA's (NOTE(k-matmul)), so its levels are held to their own orders,
+// bit for bit, in every tile shape: the baseline to the reference, AVX2 to the 8-lane model above, the AVX-512
+// levels (real, emulated, and with AMX, which leaves the K-quants to AVX-512) to the 16-lane model.
+TM_TEST("kernels: Q5_K matmuls give each level's lane order bit for bit in every tile shape") {
+    std::mt19937 rng(5150);
+    const k_case c(ggml_type::q5_k, rng);
+    const int64_t nb = k_case::n_in / quant::qk_k;
+    int64_t compared = 0;
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        const bool base = std::string(l.name) == "baseline";
+        const int lanes = std::string(l.name) == "avx2" ? 8 : 16;
+        CHECK(base || lanes == 8 || std::string(l.name).rfind("avx512", 0) == 0);
+        std::vector<float> want(size_t(k_case::n_out * k_case::max_tok), NAN);
+        if (base) {
+            ref::matmul_q5_k(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, k_case::n_in, 0, k_case::n_out, want.data(), k_case::n_out);
+        } else {
+            for (int64_t t = 0; t < k_case::max_tok; ++t)
+                for (int64_t r = 0; r < k_case::n_out; ++r)
+                    want[size_t(t * k_case::n_out + r)] = q5_k_lanes_model(
+                        reinterpret_cast<const quant::block_q5_k *>(c.w.data() + size_t(r) * c.w_row),
+                        reinterpret_cast<const quant::block_q8_k *>(c.xa.data() + size_t(t) * c.x_row), nb, lanes);
+        }
+        const int bad = tile_shape_mismatches(l.table.matmul_q5_k, c, want);
+        if (bad) std::fprintf(stderr, "    %s: %d Q5_K outputs differ from its %d-lane order\n", l.name, bad, base ? 0 : lanes);
+        CHECK_EQ(bad, 0);
+        ++compared;
+    }
+    CHECK_EQ(compared, int64_t(tm_test::kernel_levels().size()));
 }

@@ -9,17 +9,15 @@
 #include "quant/q6-k.h"
 #include "quant/q8-k.h"
 
+#include <cmath>
+
 #include <immintrin.h>
 
 namespace tmill::kernels {
 namespace {
 
 struct avx2_int_dots {
-    using block_q4_k = quant::block_q4_k;
-    using block_q5_k = quant::block_q5_k;
     using block_q6_k = quant::block_q6_k;
-    using block_q8_k = quant::block_q8_k;
-    static constexpr int qk_k = quant::qk_k;
 
     static __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
 
@@ -37,19 +35,29 @@ struct avx2_int_dots {
     // No multi-token Q8_0 tile of its own: the generic tile serves every shape.
     static constexpr bool q8_many_tile = false;
 
-    // Q4_K, one row's super-block for T tokens (matmul-k.cpp's tile_q4_k, NOTE(k-matmul-tiles)): 8 exact int32
-    // lanes per token whose sum is sum_j sc_j * dot_j. Per 32-byte chunk c the low nibbles (sub-block 2c) and
-    // the high nibbles (2c + 1), maddubs of unsigned weights by signed activations, madd by the sub-block's
-    // 16-bit scale (broadcast from the scale words by a byte shuffle). sm: the scales in bytes 0..7.
-    template <int T>
-    static void k4_lanes(const uint8_t * qs, __m128i sm, const int8_t * const * xq, __m256i * out) {
+    // Q4_K and Q5_K, one row's super-block for T tokens (matmul-k.cpp's tile_q4_k and tile_q5_k,
+    // NOTE(k-matmul-tiles)): 8 exact int32 lanes per token whose sum is sum_j sc_j * dot_j. Per 32-byte chunk c
+    // the low nibbles (sub-block 2c) and the high nibbles (2c + 1) — for Q5_K (FIFTH) with their fifth bits, bits
+    // 2c and 2c + 1 of qh — maddubs of unsigned weights by signed activations, madd by the sub-block's 16-bit
+    // scale (broadcast from the scale words by a byte shuffle). sm: the scales in bytes 0..7. Q5_K's 8-lane
+    // float accumulator (q5_k_acc) takes the lanes as they are.
+    using k_lanes_t = __m256i;
+    template <int T, bool FIFTH>
+    static void k_lanes(const uint8_t * qs, const uint8_t * qh, __m128i sm, const int8_t * const * xq, __m256i * out) {
         const __m256i low4 = _mm256_set1_epi8(0x0f);
+        const __m256i one = _mm256_set1_epi8(1);
         const __m256i scw = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        __m256i h = FIFTH ? load256(qh) : _mm256_setzero_si256();
         for (int t = 0; t < T; ++t) out[t] = _mm256_setzero_si256();
         for (int c = 0; c < 4; ++c) {
             const __m256i q = load256(qs + 32 * c);
-            const __m256i lo = _mm256_and_si256(q, low4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            __m256i lo = _mm256_and_si256(q, low4);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            if (FIFTH) {
+                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(h, one), 4));
+                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 1), one), 4));
+                h = _mm256_srli_epi16(h, 2);
+            }
             const __m256i s_lo = _mm256_shuffle_epi8(scw, _mm256_set1_epi16(short(0x0101 * (4 * c) + 0x0100)));
             const __m256i s_hi = _mm256_shuffle_epi8(scw, _mm256_set1_epi16(short(0x0101 * (4 * c + 2) + 0x0100)));
             for (int t = 0; t < T; ++t) {
@@ -59,54 +67,28 @@ struct avx2_int_dots {
             }
         }
     }
+    // k_lanes' lanes as the 8 lanes Q4_K reduces: already 8 on AVX2.
+    static __m256i fold8(__m256i v) { return v; }
 
-    // Q5_K: per chunk the low nibbles with fifth bit 2c and the high nibbles with fifth bit 2c + 1, lanes as
-    // k4_lanes, an 8-lane float accumulator per (row, token) and the mins in a scalar float subtracted at the end.
+    // Q5_K's float accumulators of an R x T tile (NOTE(k-matmul)): per (row, token) an 8-lane FMA of k_lanes'
+    // lanes with d_x * d_w, and the mins in a float scalar, fma(d_x * dmin_w, msum, mins) with msum the exact sum
+    // of the 8 lanes m_j * xsum_j; hsum8 of the lanes minus the mins at the end.
     template <int R, int T>
-    static void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        const int64_t nb = n_in / qk_k;
-        __m256 acc[R][T];
-        float mins[R][T];
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); mins[r][t] = 0.0f; }
-        const __m256i low4 = _mm256_set1_epi8(0x0f);
-        const __m256i one = _mm256_set1_epi8(1);
-        for (int64_t b = 0; b < nb; ++b) {
-            const block_q8_k * xs[T];
-            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
-            for (int r = 0; r < R; ++r) {
-                const block_q5_k * wblk = reinterpret_cast<const block_q5_k *>(w + size_t(r) * wb) + b;
-                uint8_t sc[8], m[8];
-                quant::unpack_k4_scales(wblk->scales, sc, m);
-                __m256i isum[T];
-                for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
-                __m256i qh = load256(wblk->qh);
-                for (int c = 0; c < 4; ++c) {
-                    const __m256i q = load256(wblk->qs + 32 * c);
-                    const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, low4), _mm256_slli_epi16(_mm256_and_si256(qh, one), 4));
-                    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4),
-                                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 1), one), 4));
-                    qh = _mm256_srli_epi16(qh, 2);
-                    const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]);
-                    const __m256i s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
-                    for (int t = 0; t < T; ++t) {
-                        const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(xs[t]->qs + 64 * c)), s_lo);
-                        const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(xs[t]->qs + 64 * c + 32)), s_hi);
-                        isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(pl, ph));
-                    }
-                }
-                const float d = _cvtsh_ss(wblk->d), dmin = _cvtsh_ss(wblk->dmin);
-                for (int t = 0; t < T; ++t) {
-                    int msum = 0;
-                    for (int j = 0; j < 8; ++j) msum += int(m[j]) * (int(xs[t]->bsums[2 * j]) + int(xs[t]->bsums[2 * j + 1]));
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(isum[t]), acc[r][t]);
-                    mins[r][t] += xs[t]->d * dmin * float(msum);
-                }
-            }
+    struct q5_k_acc {
+        tile_acc<R, T> scaled;
+        float mins[R][T] = {};
+        void add(int r, int t, float dd, __m256i lanes, float dm, __m256i mlanes) {
+            scaled.v[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(lanes), scaled.v[r][t]);
+            __m128i s = _mm_add_epi32(_mm256_castsi256_si128(mlanes), _mm256_extracti128_si256(mlanes, 1));
+            s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+            mins[r][t] = std::fma(dm, float(_mm_cvtsi128_si32(s)), mins[r][t]);
         }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(acc[r][t]) - mins[r][t];
-    }
+        void store(float * y, int64_t ldy) const {
+            for (int r = 0; r < R; ++r)
+                for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum8(scaled.v[r][t]) - mins[r][t];
+        }
+    };
 
     // Q6_K, one row's super-block for T tokens (matmul-k.cpp's tile_q6_k): adds to each token's lanes ggml's 8
     // lanes of sc * (q + 32) * x — lane l the bytes 4l..4l+3 of each 32-element chunk — by maddubs of the

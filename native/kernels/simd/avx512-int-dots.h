@@ -16,12 +16,8 @@ namespace tmill::kernels {
 namespace {
 
 struct avx512_int_dots {
-    using block_q4_k = quant::block_q4_k;
-    using block_q5_k = quant::block_q5_k;
     using block_q6_k = quant::block_q6_k;
-    using block_q8_k = quant::block_q8_k;
     using block_q8_0 = quant::block_q8_0;
-    static constexpr int qk_k = quant::qk_k;
 
     static float f16(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -102,79 +98,58 @@ struct avx512_int_dots {
     // A zmm's 16 int32 lanes folded to 8: lane l + lane l + 8 (exact).
     static __m256i fold8(__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); }
 
-    // Q4_K, one row's super-block for T tokens (matmul-k.cpp's tile_q4_k, NOTE(k-matmul-tiles)): 8 exact int32
-    // lanes per token whose sum is sum_j sc_j * dot_j. 64 weights a register: a 32-byte chunk's low nibbles
-    // (sub-block 2c) in the low half, its high nibbles (2c + 1) in the high half — elements 64c .. 64c+63, the
-    // order of the activations — maddubs by the activations, VNNI dpwssd by the 16-bit scales, the 16 lanes
-    // folded to 8 at the end. sm: the scales in bytes 0..7.
-    template <int T>
-    static void k4_lanes(const uint8_t * qs, __m128i sm, const int8_t * const * xq, __m256i * out) {
-        const __m512i low4 = _mm512_set1_epi8(0x0f);
-        const __m512i scw = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(sm));
-        __m512i isum[T];
-        for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
-        for (int c = 0; c < 4; ++c) {
-            const __m512i q = twice(load256(qs + 32 * c));
-            const __m512i wq = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), low4);
-            // Sub-block 2c's scale in the low half, 2c + 1's in the high half.
-            const __m512i scv = _mm512_permutexvar_epi16(halves_index(2 * c, 2 * c + 1), scw);
-            for (int t = 0; t < T; ++t) isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(wq, load512(xq[t] + 64 * c)), scv);
-        }
-        for (int t = 0; t < T; ++t) out[t] = fold8(isum[t]);
-    }
-
-    // Q5_K, 64 weights a register as k4_lanes (the fifth bits: chunk c takes bit 2c of qh in the low half,
-    // 2c + 1 in the high half), a 16-lane float accumulator per (row, token) and the mins in an 8-lane one,
-    // subtracted at the end.
-    template <int R, int T>
-    static void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        const int64_t nb = n_in / qk_k;
-        __m512 acc[R][T];
-        __m256 macc[R][T];
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) {
-                acc[r][t] = _mm512_setzero_ps();
-                macc[r][t] = _mm256_setzero_ps();
-            }
+    // Q4_K and Q5_K, one row's super-block for T tokens (matmul-k.cpp's tile_q4_k and tile_q5_k,
+    // NOTE(k-matmul-tiles)): 16 exact int32 lanes per token whose sum is sum_j sc_j * dot_j. 64 weights a
+    // register: a 32-byte chunk's low nibbles (sub-block 2c) in the low half, its high nibbles (2c + 1) in the
+    // high half — elements 64c .. 64c+63, the order of the activations — for Q5_K (FIFTH) with their fifth bits
+    // (chunk c takes bit 2c of qh in the low half, 2c + 1 in the high half), maddubs by the activations, VNNI
+    // dpwssd by the 16-bit scales. sm: the scales in bytes 0..7. Q4_K folds the lanes to 8 (fold8); Q5_K's
+    // 16-lane float accumulator (q5_k_acc) takes them as they are.
+    using k_lanes_t = __m512i;
+    template <int T, bool FIFTH>
+    static void k_lanes(const uint8_t * qs, const uint8_t * qh, __m128i sm, const int8_t * const * xq, __m512i * out) {
         const __m512i low4 = _mm512_set1_epi8(0x0f);
         const __m512i one = _mm512_set1_epi8(1);
-        // Chunk c's scale words: sub-block 2c in the low half, 2c + 1 in the high half.
-        const __m512i scale_index[4] = {halves_index(0, 1), halves_index(2, 3), halves_index(4, 5), halves_index(6, 7)};
-        for (int64_t b = 0; b < nb; ++b) {
-            const block_q8_k * xs[T];
-            for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
-            for (int r = 0; r < R; ++r) {
-                const block_q5_k * wblk = reinterpret_cast<const block_q5_k *>(w + size_t(r) * wb) + b;
-                uint8_t sc[8], m[8];
-                quant::unpack_k4_scales(wblk->scales, sc, m);
-                const __m512i scw = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(sc))));
-                // Each min twice (m0, m0, m1, m1, ...) against the 16 activation sums: madd gives m_j * (sum_2j + sum_2j+1).
-                const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(m));
-                const __m256i mw = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
-                __m512i isum[T];
-                for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
-                const __m512i h = twice(load256(wblk->qh));
-                __m512i qh = _mm512_mask_srli_epi16(h, 0xFFFF0000u, h, 1);
-                for (int c = 0; c < 4; ++c) {
-                    const __m512i q = twice(load256(wblk->qs + 32 * c));
-                    __m512i wq = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), low4);
-                    wq = _mm512_or_si512(wq, _mm512_slli_epi16(_mm512_and_si512(qh, one), 4));
-                    qh = _mm512_srli_epi16(qh, 2);
-                    const __m512i scv = _mm512_permutexvar_epi16(scale_index[c], scw);
-                    for (int t = 0; t < T; ++t)
-                        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(wq, load512(xs[t]->qs + 64 * c)), scv);
-                }
-                const float d = _cvtsh_ss(wblk->d), dmin = _cvtsh_ss(wblk->dmin);
-                for (int t = 0; t < T; ++t) {
-                    const __m256i msum = _mm256_madd_epi16(mw, load256(xs[t]->bsums));
-                    acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[t]->d * d), _mm512_cvtepi32_ps(isum[t]), acc[r][t]);
-                    macc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * dmin), _mm256_cvtepi32_ps(msum), macc[r][t]);
-                }
-            }
+        const __m512i scw = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(sm));
+        __m512i h = _mm512_setzero_si512();
+        if (FIFTH) {
+            h = twice(load256(qh));
+            h = _mm512_mask_srli_epi16(h, 0xFFFF0000u, h, 1);
         }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(acc[r][t]) - hsum8(macc[r][t]);
+        for (int t = 0; t < T; ++t) out[t] = _mm512_setzero_si512();
+        for (int c = 0; c < 4; ++c) {
+            const __m512i q = twice(load256(qs + 32 * c));
+            __m512i wq = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), low4);
+            if (FIFTH) {
+                wq = _mm512_or_si512(wq, _mm512_slli_epi16(_mm512_and_si512(h, one), 4));
+                h = _mm512_srli_epi16(h, 2);
+            }
+            // Sub-block 2c's scale in the low half, 2c + 1's in the high half.
+            const __m512i scv = _mm512_permutexvar_epi16(halves_index(2 * c, 2 * c + 1), scw);
+            for (int t = 0; t < T; ++t) out[t] = _mm512_dpwssd_epi32(out[t], _mm512_maddubs_epi16(wq, load512(xq[t] + 64 * c)), scv);
+        }
     }
+
+    // Q5_K's float accumulators of an R x T tile (NOTE(k-matmul)): per (row, token) a 16-lane FMA of k_lanes'
+    // lanes with d_x * d_w and an 8-lane FMA of the min lanes m_j * xsum_j with d_x * dmin_w; hsum16 of the
+    // first minus hsum8 of the second at the end.
+    template <int R, int T>
+    struct q5_k_acc {
+        __m512 scaled[R][T];
+        tile_acc<R, T> mins;
+        q5_k_acc() {
+            for (int r = 0; r < R; ++r)
+                for (int t = 0; t < T; ++t) scaled[r][t] = _mm512_setzero_ps();
+        }
+        void add(int r, int t, float dd, __m512i lanes, float dm, __m256i mlanes) {
+            scaled[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(dd), _mm512_cvtepi32_ps(lanes), scaled[r][t]);
+            mins.v[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dm), _mm256_cvtepi32_ps(mlanes), mins.v[r][t]);
+        }
+        void store(float * y, int64_t ldy) const {
+            for (int r = 0; r < R; ++r)
+                for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum16(scaled[r][t]) - hsum8(mins.v[r][t]);
+        }
+    };
 
     // Q6_K, one row's super-block for T tokens (matmul-k.cpp's tile_q6_k): adds to each token's lanes ggml's 8
     // lanes of sc * (q + 32) * x. 64 weights a register (each zmm half a 32-element chunk), maddubs of the

@@ -5,8 +5,9 @@
 // and subtracted at the end; Q6_K's -32 offset is folded into the integer sums. Q4_K and Q6_K accumulate as
 // llama.cpp's x86 builds do (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)), so every level gives the
 // reference's bits; Q5_K's float accumulator width is the ISA's (int_dots: 32 weights a register on AVX2,
-// 64 with VNNI on AVX-512), so its levels may differ in the last bits. The sequence per pair is the same in
-// every tile shape (batch invariance).
+// 64 with VNNI on AVX-512), so its levels may differ in the last bits (each level's order is written out lane
+// by lane in test/cpp/kernels-matmul-test.cpp, which holds the level to it). The sequence per pair is the same
+// in every tile shape (batch invariance).
 //
 // NOTE(k-matmul-tiles): Q4_K's float work is per (row, token) pair a scalar FMA chain, so its tiles give each
 // of 4 row slots a lane: the slots' headers (d, dmin and the 6-bit scales and mins) are loaded and unpacked
@@ -20,8 +21,13 @@
 // though 1.4 times faster from cache; software prefetch did not close the gap.) Q6_K's float work is already
 // 8 lanes per pair; its tiles are one row in decode (4-row tiles were 1.1 to 4 times slower there too) and 4
 // rows x up to 4 tokens in prompts, where the rows share the activation loads (1.1x on AVX-512 at 64 and 256
-// tokens, the same on AVX2). Only the integer lane sums of one row's super-block (int_dots::k4_lanes,
-// int_dots::q6_k_lanes) are written per ISA.
+// tokens, the same on AVX2). Q5_K's float work is per pair the ISA's width (8 or 16 lanes, and the mins), so
+// it takes Q6_K's shape: one row in decode, and in prompts 2 rows x up to 4 tokens — 4-row tiles spilled
+// their 16 (AVX2) or 32 (AVX-512) accumulators and were 7-10% slower than 1 or 2 rows on AVX-512 with
+// 1536-wide rows, one-row tiles 8-13% slower than 2 or 4 rows on AVX2 with 8960-wide ones, 2 rows within 5% of
+// the best everywhere. Its headers unpack as Q4_K's (k4_scales_mins, two rows at a time) and its integer lanes
+// are Q4_K's with the fifth bits. Only the integer lane sums of one row's super-block (int_dots::k_lanes,
+// int_dots::q6_k_lanes) and Q5_K's accumulators (int_dots::q5_k_acc) are written per ISA.
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 
@@ -30,6 +36,7 @@ namespace tmill::kernels::TM_KERNELS_LEVEL {
 namespace {
 
 using quant::block_q4_k;
+using quant::block_q5_k;
 using quant::block_q6_k;
 using quant::block_q8_k;
 
@@ -44,6 +51,11 @@ __m256i k4_scales_mins(__m256i h) {
     const __m256i top = _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 6), _mm256_set1_epi8(0x03)), 4);
     const __m256i high = _mm256_or_si256(_mm256_and_si256(u2, _mm256_set1_epi8(0x0f)), top);
     return _mm256_blend_epi32(low, high, 0xaa);
+}
+
+// The 16-byte headers (d, dmin, the 12 scale bytes) of two Q4_K or Q5_K super-blocks, lo's in the low lane.
+__m256i k4_headers(const void * lo, const void * hi) {
+    return _mm256_set_m128i(_mm_loadu_si128(static_cast<const __m128i *>(hi)), _mm_loadu_si128(static_cast<const __m128i *>(lo)));
 }
 
 // Q4_K, G rows (1..4) x T tokens (1..4). Slot s of the 4 holds row min(s, G - 1); headers are loaded in slot
@@ -62,10 +74,7 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
     const __m256i d_order = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
                                              0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
     for (int64_t b = 0; b < nb; ++b) {
-        const __m256i h02 = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[2] + b)),
-                                             _mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[0] + b)));
-        const __m256i h13 = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[3] + b)),
-                                             _mm_loadu_si128(reinterpret_cast<const __m128i *>(wr[1] + b)));
+        const __m256i h02 = k4_headers(wr[0] + b, wr[2] + b), h13 = k4_headers(wr[1] + b, wr[3] + b);
         const __m256i sm02 = k4_scales_mins(h02), sm13 = k4_scales_mins(h13);
         const __m128i sm[4] = {_mm256_castsi256_si128(sm02), _mm256_castsi256_si128(sm13), _mm256_extracti128_si256(sm02, 1),
                                _mm256_extracti128_si256(sm13, 1)};
@@ -79,7 +88,11 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
         const int8_t * xq[T];
         for (int t = 0; t < T; ++t) xq[t] = xr[t][b].qs;
         __m256i lanes[4][T];
-        for (int s = 0; s < G; ++s) int_dots::template k4_lanes<T>(wr[s][b].qs, sm[s], xq, lanes[s]);
+        for (int s = 0; s < G; ++s) {
+            int_dots::k_lanes_t wide[T];
+            int_dots::template k_lanes<T, false>(wr[s][b].qs, nullptr, sm[s], xq, wide);
+            for (int t = 0; t < T; ++t) lanes[s][t] = int_dots::fold8(wide[t]);
+        }
         for (int s = G; s < 4; ++s)
             for (int t = 0; t < T; ++t) lanes[s][t] = lanes[G - 1][t];
 
@@ -110,6 +123,47 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
         _mm_store_ps(out, _mm_sub_ps(_mm256_castps256_ps128(chain[t]), _mm256_extractf128_ps(chain[t], 1)));
         for (int r = 0; r < G; ++r) y[t * ldy + r] = out[r];
     }
+}
+
+// Q5_K, R rows x T tokens: per (row, token) and super-block the exact integer lanes of sum_j sc_j * dot_j
+// (int_dots::k_lanes, Q4_K's lanes with the fifth bits) and the lanes m_j * xsum_j of the mins (one madd of the
+// mins, each twice as words, by the activations' 16-element sums), added into the ISA's float accumulators
+// (int_dots::q5_k_acc, NOTE(k-matmul)). The headers are unpacked two rows at a time by Q4_K's k4_scales_mins;
+// the rows share the activations' loads and 16-element sums. A row's operations are the same in every tile
+// shape (NOTE(k-matmul-tiles)).
+template <int R, int T>
+void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    const int64_t nb = n_in / quant::qk_k;
+    int_dots::q5_k_acc<R, T> acc;
+    for (int64_t b = 0; b < nb; ++b) {
+        const block_q8_k * xs[T];
+        const int8_t * xq[T];
+        __m256i bsums[T];
+        for (int t = 0; t < T; ++t) {
+            xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
+            xq[t] = xs[t]->qs;
+            bsums[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs[t]->bsums));
+        }
+        const block_q5_k * wr[R];
+        for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const block_q5_k *>(w + size_t(r) * wb) + b;
+        // Per row the scales in bytes 0..7 and the mins in bytes 8..15.
+        __m128i sm[R];
+        for (int r = 0; r < R; r += 2) {
+            const __m256i pair = k4_scales_mins(k4_headers(wr[r], wr[r + 1 < R ? r + 1 : r]));
+            sm[r] = _mm256_castsi256_si128(pair);
+            if (r + 1 < R) sm[r + 1] = _mm256_extracti128_si256(pair, 1);
+        }
+        // Unrolled, so each row's accumulators are registers (a loop over r kept them in memory).
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            int_dots::k_lanes_t lanes[T];
+            int_dots::template k_lanes<T, true>(wr[r]->qs, wr[r]->qh, sm[r], xq, lanes);
+            const __m256i mw = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm[r], sm[r]));   // m0 m0 m1 m1 .. m7 m7
+            const float d = _cvtsh_ss(wr[r]->d), dmin = _cvtsh_ss(wr[r]->dmin);
+            for (int t = 0; t < T; ++t) acc.add(r, t, xs[t]->d * d, lanes[t], xs[t]->d * dmin, _mm256_madd_epi16(mw, bsums[t]));
+        }
+    }
+    acc.store(y, ldy);
 }
 
 // Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
@@ -152,7 +206,7 @@ struct q4_k_kernel {
 template <int R, int T>
 struct q5_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        int_dots::template tile_q5_k<R, T>(w, wb, x, xb, n, y, ldy);
+        tile_q5_k<R, T>(w, wb, x, xb, n, y, ldy);
     }
 };
 template <int R, int T>
@@ -165,7 +219,7 @@ struct q6_k_kernel {
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 1, 4>)
-TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, tile_walk<q6_k_kernel, 1, 4>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
