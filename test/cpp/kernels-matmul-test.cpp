@@ -19,6 +19,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace tmill;
@@ -344,14 +345,15 @@ TM_TEST("kernels: cache-blocked tile walk over wide rows is batch invariant (bit
 
 namespace {
 
-// Random K-quant weights (n_out rows of 19 super-blocks: Qwen2.5-0.5B's ffn_down width) and up to 9 tokens of
-// Q8_K activations, for the tile-shape tests below.
+// Random K-quant weights (n_out rows of n_in inputs, by default 19 super-blocks: Qwen2.5-0.5B's ffn_down width)
+// and up to 9 tokens of Q8_K activations, for the tile-shape tests below.
 struct k_case {
-    static constexpr int64_t n_in = 256 * 19, n_out = 27, max_tok = 9;
+    static constexpr int64_t n_out = 27, max_tok = 9;
+    int64_t n_in;
     std::vector<uint8_t> w, xa;
     size_t w_row, x_row;
-    k_case(ggml_type type, std::mt19937 & rng)
-        : w(make_weights(type, n_out, n_in, rng)), w_row(quant::row_bytes(type, n_in)), x_row(quant::row_bytes(ggml_type::q8_k, n_in)) {
+    k_case(ggml_type type, std::mt19937 & rng, int64_t n_in_ = 256 * 19)
+        : n_in(n_in_), w(make_weights(type, n_out, n_in, rng)), w_row(quant::row_bytes(type, n_in)), x_row(quant::row_bytes(ggml_type::q8_k, n_in)) {
         const std::vector<float> x = make_x(n_in * max_tok, rng);
         xa.resize(x_row * size_t(max_tok));
         for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_k, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
@@ -372,7 +374,7 @@ int tile_shape_mismatches(matmul_rows_fn fn, const k_case & c, const std::vector
     for (int64_t n_tok : {1, 2, 3, 4, 5, 6, 9})
         for (const rows & rr : ranges) {
             std::vector<float> y(size_t(n_out * n_tok), NAN);
-            fn(c.w.data(), c.w_row, c.xa.data(), c.x_row, n_tok, k_case::n_in, rr.r0, rr.r1, y.data(), n_out);
+            fn(c.w.data(), c.w_row, c.xa.data(), c.x_row, n_tok, c.n_in, rr.r0, rr.r1, y.data(), n_out);
             for (int64_t t = 0; t < n_tok; ++t)
                 for (int64_t r = 0; r < n_out; ++r) {
                     const bool inside = r >= rr.r0 && r < rr.r1;
@@ -425,15 +427,18 @@ float q5_k_lanes_model(const quant::block_q5_k * w, const quant::block_q8_k * x,
 // part from llama.cpp on real models (measured on Qwen2.5-Coder-0.5B's Q6_K ffn_down before the change).
 TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level") {
     std::mt19937 rng(4242);
-    for (ggml_type type : {ggml_type::q4_k, ggml_type::q6_k}) {
-        const k_case c(type, rng);
+    // Two widths: Q6_K's prompt tiles are one row with 1536-wide rows and 4 rows with 4864-wide ones
+    // (NOTE(k-matmul-tiles)).
+    const std::pair<ggml_type, int64_t> cases[] = {{ggml_type::q4_k, 256 * 19}, {ggml_type::q6_k, 256 * 19}, {ggml_type::q6_k, 256 * 6}};
+    for (const auto & [type, n_in] : cases) {
+        const k_case c(type, rng, n_in);
         std::vector<float> y_ref(size_t(k_case::n_out * k_case::max_tok), NAN);
-        variants(type)[0].fn(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, k_case::n_in, 0, k_case::n_out,
+        variants(type)[0].fn(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, c.n_in, 0, k_case::n_out,
                              y_ref.data(), k_case::n_out);
         int64_t compared = 0;
         for (const variant & v : variants(type)) {
             const int bad = tile_shape_mismatches(v.fn, c, y_ref);
-            if (bad) std::fprintf(stderr, "    type %u %s: %d outputs differ from the reference\n", unsigned(type), v.name, bad);
+            if (bad) std::fprintf(stderr, "    type %u, %lld inputs, %s: %d outputs differ from the reference\n", unsigned(type), (long long)n_in, v.name, bad);
             CHECK_EQ(bad, 0);
             ++compared;
         }
@@ -449,7 +454,7 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level
 TM_TEST("kernels: Q5_K matmuls give each level's lane order bit for bit in every tile shape") {
     std::mt19937 rng(5150);
     const k_case c(ggml_type::q5_k, rng);
-    const int64_t nb = k_case::n_in / quant::qk_k;
+    const int64_t nb = c.n_in / quant::qk_k;
     int64_t compared = 0;
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
         const bool base = std::string(l.name) == "baseline";
@@ -457,7 +462,7 @@ TM_TEST("kernels: Q5_K matmuls give each level's lane order bit for bit in every
         CHECK(base || lanes == 8 || std::string(l.name).rfind("avx512", 0) == 0);
         std::vector<float> want(size_t(k_case::n_out * k_case::max_tok), NAN);
         if (base) {
-            ref::matmul_q5_k(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, k_case::n_in, 0, k_case::n_out, want.data(), k_case::n_out);
+            ref::matmul_q5_k(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, c.n_in, 0, k_case::n_out, want.data(), k_case::n_out);
         } else {
             for (int64_t t = 0; t < k_case::max_tok; ++t)
                 for (int64_t r = 0; r < k_case::n_out; ++r)

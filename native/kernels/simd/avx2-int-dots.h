@@ -35,6 +35,12 @@ struct avx2_int_dots {
     // No multi-token Q8_0 tile of its own: the generic tile serves every shape.
     static constexpr bool q8_many_tile = false;
 
+    // The K-quant lanes below pass each token's running sum through this empty asm, which takes v and gives it
+    // back in a register, so the add that made it happens there. Without it GCC 12's expansion (TER,
+    // -ftree-ter) moves a super-block's adds after all its products and keeps the products in stack slots
+    // (Q6_K's 1-row 4-token tile: 70 vector stack accesses, 14 with it, and 1.2-1.3x faster).
+    static void in_register(__m256i & v) { __asm__("" : "+x"(v)); }
+
     // Q4_K and Q5_K, one row's super-block for T tokens (matmul-k.cpp's tile_q4_k and tile_q5_k,
     // NOTE(k-matmul-tiles)): 8 exact int32 lanes per token whose sum is sum_j sc_j * dot_j. Per 32-byte chunk c
     // the low nibbles (sub-block 2c) and the high nibbles (2c + 1) — for Q5_K (FIFTH) with their fifth bits, bits
@@ -116,8 +122,10 @@ struct avx2_int_dots {
                 // Scales 8h + 2g (word 4h + g of the even half) and 8h + 2g + 1 (of the odd half).
                 const int k = 4 * h + g;
                 const __m256i scv = _mm256_shuffle_epi8(scw, _mm256_set1_epi16(short(0x0101 * (2 * k) + 0x0100)));
-                for (int t = 0; t < T; ++t)
+                for (int t = 0; t < T; ++t) {
                     lanes[t] = _mm256_add_epi32(lanes[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[g], load256(xq[t] + 128 * h + 32 * g)), scv));
+                    in_register(lanes[t]);
+                }
             }
         }
     }

@@ -19,10 +19,13 @@
 // weights then stream from memory one row after the other. (Decode tiles of 4 rows measured twice as slow
 // on the AMD EPYC when the weights came from memory — 1536-wide rows, the 4 rows' streams interleaved —
 // though 1.4 times faster from cache; software prefetch did not close the gap.) Q6_K's float work is already
-// 8 lanes per pair; its tiles are one row in decode (4-row tiles were 1.1 to 4 times slower there too) and 4
-// rows x up to 4 tokens in prompts, where the rows share the activation loads (1.1x on AVX-512 at 64 and 256
-// tokens, the same on AVX2). Q5_K's float work is per pair the ISA's width (8 or 16 lanes, and the mins), so
-// it takes Q6_K's shape: one row in decode, and in prompts 2 rows x up to 4 tokens — 4-row tiles spilled
+// 8 lanes per pair; its tiles are one row in decode (4-row tiles were 1.1 to 4 times slower there too); in
+// prompts one row x up to 4 tokens while the tile's 4 activation rows fit in half a 32 KiB L1 (k_q6_k_one_row_x:
+// rows up to 3584 wide), 4 rows x up to 4 tokens above, where the rows share the activation loads (measured:
+// 1536-wide rows, one row 5-8% faster than 4 on AVX-512 and 16-24% on AVX2; 8960-wide, 4 rows 4-12% faster on
+// AVX-512, within 3% on AVX2). The 4-row tile's row loop is unrolled (a loop kept its 16 accumulators in
+// memory). Q5_K's float work is per pair the ISA's width (8 or 16 lanes, and the mins); its tiles are one row
+// in decode, and in prompts 2 rows x up to 4 tokens — 4-row tiles spilled
 // their 16 (AVX2) or 32 (AVX-512) accumulators and were 7-10% slower than 1 or 2 rows on AVX-512 with
 // 1536-wide rows, one-row tiles 8-13% slower than 2 or 4 rows on AVX2 with 8960-wide ones, 2 rows within 5% of
 // the best everywhere. Its headers unpack as Q4_K's (k4_scales_mins, two rows at a time) and its integer lanes
@@ -183,6 +186,8 @@ void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
             xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
             xq[t] = xs[t]->qs;
         }
+        // Unrolled, so each row's accumulators are registers (a loop over r kept them in memory).
+#pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
             const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
             const __m256i scn = _mm256_sub_epi16(_mm256_setzero_si256(),
@@ -216,10 +221,21 @@ struct q6_k_kernel {
     }
 };
 
+// Q6_K prompt tiles are one row while a tile's 4 activation rows fit in half a 32 KiB L1 data cache (the
+// rows then stream past activations held in L1), 4 rows sharing each activation load above that
+// (NOTE(k-matmul-tiles)).
+constexpr size_t k_q6_k_one_row_x = 16 * 1024;
+
+void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+               float * y, int64_t ldy) {
+    if (4 * xb <= k_q6_k_one_row_x) tile_walk<q6_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 1, 4>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
-TM_MATMUL_ROWS_ENTRY(matmul_q6_k, tile_walk<q6_k_kernel, 1, 4>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
