@@ -67,5 +67,17 @@ void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     }
 }
 
+// The matmul rows of a weight type whose blocks are 32 int8 weights against Q8_0 activations (Block: Q8_0,
+// Q4_0, Q5_0, IQ4_NL): the level's block-step kernels where its integer dots D have them (D::block_step,
+// AVX-512: docs/kernels.md, "Matrix products"), else the tile walk of K in llama.cpp's order.
+template <typename D, typename Block, template <int, int> class K, int R_ONE, int R_MANY>
+void int8_block_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                     int64_t r1, float * y, int64_t ldy) {
+    if constexpr (D::block_step)
+        D::template block_step_rows<Block>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    else
+        tile_walk<K, R_ONE, R_MANY>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
 } // namespace
 } // namespace tmill::kernels

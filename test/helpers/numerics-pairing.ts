@@ -7,8 +7,9 @@
 // tolerances", "The AMX path") has the measurements behind these lists.
 import type { PeerCpuBuild } from './peer.js';
 
-// Which llama.cpp CPU builds compute what each tokenmill level computes, in the same order (measured). The
-// avx512+amx level runs the avx512 kernels for every type but its TOKENMILL_BLOCK_STEP_TYPES.
+// Which llama.cpp CPU builds compute what each tokenmill level computes, in the same order (measured), for
+// every type but the level's TOKENMILL_BLOCK_STEP_TYPES. The avx512+amx level runs the avx512 kernels, its
+// tiles computing the same bits as the avx512 level's block-step kernels.
 const SAME_ORDER_BUILDS: Record<string, readonly string[]> = {
   avx512: ['zen4', 'sapphirerapids'],
   'avx512+amx': ['zen4', 'sapphirerapids'],
@@ -16,10 +17,14 @@ const SAME_ORDER_BUILDS: Record<string, readonly string[]> = {
 };
 
 // The types each level computes with tokenmill's own block step (an exact int32 dot per 32-block, then
-// acc = fma(d_w·d_x, float(c_b), acc) in block order: docs/kernels.md, "The AMX path"): against any llama.cpp
-// build other than ggml-cpu/amx's, a different order. A level not listed has none.
+// acc = fma(d_w·d_x, float(c_b), acc) in block order: docs/kernels.md, "Matrix products"): against every
+// llama.cpp build a different order (ggml's x86 builds sum 8 float lanes per block; its AMX backend applies
+// the scales per block too, but is unmeasured here). A level not listed has none: avx2 and the baseline
+// keep llama.cpp's order.
+const BLOCK_STEP_TYPES: readonly string[] = ['Q8_0', 'Q4_0', 'IQ4_NL', 'Q5_0'];
 const TOKENMILL_BLOCK_STEP_TYPES: Record<string, readonly string[]> = {
-  'avx512+amx': ['Q8_0', 'Q4_0', 'IQ4_NL'],
+  avx512: BLOCK_STEP_TYPES,
+  'avx512+amx': BLOCK_STEP_TYPES,
 };
 
 // The matmuls ggml-cpu/amx takes over in node-llama-cpp's sapphirerapids build (AMX_INT8): F16, Q4_0, Q4_1,

@@ -1,8 +1,9 @@
 // The AMX level's entries (kernels/amx/matmul-q8-0.cpp: Q8_0, Q4_0 and IQ4_NL weights; docs/kernels.md, "The
 // AMX path"). The level is the AVX-512 table with these entries replaced; kernels_for(isa_level::avx512_amx)
 // builds it, and only where cpu_features_get().amx says the CPU has AMX-TILE + AMX-INT8 and the OS granted
-// this process the tile data state. These entries compute their own numerics (kernels/amx/block-step.h: an
-// exact int32 dot per 32-block, one fma per block), not the AVX-512 level's lane order, for every token count.
+// this process the tile data state. These entries compute the block-step numerics (kernels/block-step/step.h:
+// an exact int32 dot per 32-block, one fma per block) for every token count, the bits of the avx512 level's
+// kernels for these types and of their scalar reference block_step_ref (kernels/block-step/reference.h).
 #pragma once
 
 #include "kernels/kernels.h"
@@ -34,13 +35,5 @@ void fill(kernel_table & t);
 bool tiles_configured();
 uint64_t tile_products();
 } // namespace amx_emulated
-
-// The scalar reference of these numerics (kernels/amx/reference.cpp, baseline C++): the bits the tile
-// kernels must give, and what they run when their activation buffer cannot be allocated.
-namespace amx_ref {
-matmul_rows_kernel matmul_q8_0;
-matmul_rows_kernel matmul_q4_0;
-matmul_rows_kernel matmul_iq4_nl;
-} // namespace amx_ref
 
 } // namespace tmill::kernels

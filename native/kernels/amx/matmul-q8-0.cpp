@@ -3,14 +3,14 @@
 // instructions, -mamx-tile -mamx-int8 and the AVX-512 flags) and TM_KERNELS_AMX_EMULATED (the C++ tests: the
 // scalar tile emulator and SIMDe's AVX-512).
 //
-// NOTE(amx-blocks): the numerics are kernels/amx/block-step.h's, per (row, token): the exact int32 dot of each
-// 32-block, then acc = fma(d_w * d_x, float(dot), acc) in block order. One TDPBSSD computes those dots for
+// NOTE(amx-blocks): the numerics are kernels/block-step/step.h's (the avx512 level's too: the same bits), per
+// (row, token): the exact int32 dot of each 32-block, then acc = fma(d_w * d_x, float(dot), acc) in block order. One TDPBSSD computes those dots for
 // up to 16 rows x 16 tokens of one block: A = m <= 16 weight rows x 32 bytes, for Q8_0 read in place from
 // the GGUF rows (row stride = the row's bytes, the base past the block's F16 scale), for Q4_0 and IQ4_NL the
 // block's rows decoded to int8 on the stack (the decoders of kernels/simd/int8-weights.h); B = the block of
 // n <= 16 tokens in VNNI layout (8 rows of 4 n bytes: row k holds bytes 4k..4k+3 of every token), repacked
-// once per 16 tokens per call; C = m x n int32 block dots, stored and folded with the step above, lane by
-// lane, into per-row accumulators of 16 tokens (one zmm), or for one token into one zmm of 16 rows. Every
+// once per 16 tokens per call by kernels/block-step/vnni-pack.h (the AVX-512 prompt tile's layout too); C =
+// m x n int32 block dots, stored and folded with the step above, lane by lane, into per-row accumulators of 16 tokens (one zmm), or for one token into one zmm of 16 rows. Every
 // token count and row range takes the tiles (fewer rows or tokens: a smaller tile shape), so a row's result
 // never depends on its batch or range.
 #if defined(TM_KERNELS_AMX_EMULATED)
@@ -23,6 +23,8 @@
 
 #include "kernels/amx/amx.h"
 #include "kernels/amx/tile-ops.h"
+#include "kernels/block-step/reference.h"
+#include "kernels/block-step/vnni-pack.h"
 #include "kernels/simd/int8-weights.h"
 #include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
@@ -43,16 +45,13 @@ namespace tmill::kernels::TM_AMX_LEVEL {
 namespace {
 
 using quant::block_q8_0;
+using namespace avx512_vnni;
 
-constexpr int k_quads = quant::qk8_0 / 4;   // rows of a B tile: the block's 4-byte groups
+constexpr int k_quads = k_pack_quads;     // rows of a B tile: the block's 4-byte groups
 constexpr int k_tok = int(k_amx_tile_tokens);
 constexpr int k_rows = int(k_amx_tile_rows);
 constexpr int k_groups = 4;                 // row groups per B tile load: one C tile each (tmm4..tmm7)
-
-// One 32-block of 16 tokens, repacked: byte e of quad k of token t at 64 k + 4 t + e (B's VNNI rows), then
-// the 16 activation scales as F32 (zero past the call's tokens).
-constexpr size_t k_pack_quads = size_t(k_quads) * 4 * k_tok;
-constexpr size_t k_pack_block = k_pack_quads + sizeof(float) * k_tok;
+static_assert(k_tok == k_pack_tokens, "a B tile holds one packed group of tokens");
 
 // tmm0: B (8 rows x 4 n bytes); tmm1..tmm3: A (m rows x 32 bytes); tmm4..tmm7: C (m rows x 4 n bytes).
 void configure_tiles(int m, int n) {
@@ -66,40 +65,6 @@ void configure_tiles(int m, int n) {
     TM_TILE_LOADCONFIG(&cfg);
 }
 
-// The repacked activations of one call, per thread: grown to the largest n_in once, never per step.
-// nullptr when that allocation fails (the caller then takes the scalar reference, which gives the same
-// bits). A type of this file's own (internal linkage) rather than a std::unique_ptr instantiation, which the
-// linker could share with code built without these ISA flags.
-struct pack_buffer {
-    uint8_t * data = nullptr;
-    size_t capacity = 0;
-    ~pack_buffer() { delete[] data; }
-};
-
-uint8_t * pack_space(size_t bytes) {
-    static thread_local pack_buffer buf;
-    if (buf.capacity < bytes) {
-        delete[] buf.data;
-        buf.data = new (std::nothrow) uint8_t[bytes];
-        buf.capacity = buf.data ? bytes : 0;
-    }
-    return buf.data;
-}
-
-// Tokens x .. x + n - 1 (row stride xb, n <= 16), nb blocks each, into pack (nb * k_pack_block bytes).
-void pack_tokens(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
-    for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * dst = pack + size_t(b) * k_pack_block;
-        float scales[k_tok] = {};
-        for (int t = 0; t < n; ++t) {
-            const block_q8_0 * blk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
-            for (int k = 0; k < k_quads; ++k) std::memcpy(dst + 64 * k + 4 * t, blk->qs + 4 * k, 4);
-            scales[t] = _cvtsh_ss(blk->d);
-        }
-        std::memcpy(dst + k_pack_quads, scales, sizeof scales);
-    }
-}
-
 // Where the A tile of block b of m rows (w, stride wb) comes from: row r at quads(...) + r * stride.
 // Q8_0: the rows themselves.
 struct q8_0_weights {
@@ -111,21 +76,20 @@ struct q8_0_weights {
 };
 
 // The nibble formats: the block of each of the m rows decoded to its 32 int8 weights in staging.
-template <typename Block, __m256i (*Decode)(const uint8_t *)>
+template <typename Block>
 struct decoded_weights {
     using block = Block;
     static const char * quads(const char * w, size_t wb, int64_t b, int m, int8_t (*staging)[quant::qk8_0], size_t & stride) {
         for (int r = 0; r < m; ++r) {
             const block * blk = reinterpret_cast<const block *>(w + size_t(r) * wb) + b;
-            _mm256_storeu_si256(reinterpret_cast<__m256i *>(staging[r]), Decode(blk->qs));
+            _mm256_storeu_si256(reinterpret_cast<__m256i *>(staging[r]), int8_weights<Block>::values(*blk));
         }
         stride = quant::qk8_0;
         return reinterpret_cast<const char *>(staging);
     }
 };
-__m256i q4_0_values(const uint8_t * qs) { return _mm256_sub_epi8(nibbles32(qs), _mm256_set1_epi8(8)); }
-using q4_0_weights = decoded_weights<quant::block_q4_0, q4_0_values>;
-using iq4_nl_weights = decoded_weights<quant::block_iq4_nl, iq4nl_levels32>;
+using q4_0_weights = decoded_weights<quant::block_q4_0>;
+using iq4_nl_weights = decoded_weights<quant::block_iq4_nl>;
 
 // Row group G's block dots: its A tile into TA, the product with B (tmm0) into the zeroed C tile TC.
 #define TM_AMX_GROUP(G, TA, TC)                                                                 \
@@ -145,7 +109,7 @@ using iq4_nl_weights = decoded_weights<quant::block_iq4_nl, iq4nl_levels32>;
 // Groups row groups of m rows each (Groups > 1 only with m = 16), the first at w (row stride wb), x the n
 // packed tokens: y[t * ldy + 16 g + r]. Tiles configured by the caller for (m, n). The groups share each B
 // tile load and their four C tiles are independent, so their TDPBSSDs can overlap. The fold runs the step
-// of kernels/amx/block-step.h lane by lane (d_w * d_x rounded, then one fma): with several tokens one zmm
+// of kernels/block-step/step.h lane by lane (d_w * d_x rounded, then one fma): with several tokens one zmm
 // per row holds its 16 tokens; with one (decode, OneToken, n = 1) the C tile is a column of m int32 stored
 // contiguously and one zmm holds the 16 rows, so the fold costs one multiply and one fma per row group.
 template <typename W, int Groups, bool OneToken>
@@ -170,7 +134,7 @@ void row_groups(const char * w, size_t wb, int m, int64_t nb, const uint8_t * pa
         if constexpr (Groups > 1) TM_TILE_STORED(5, dots[1], stride);
         if constexpr (Groups > 2) TM_TILE_STORED(6, dots[2], stride);
         if constexpr (Groups > 3) TM_TILE_STORED(7, dots[3], stride);
-        const float * dx = reinterpret_cast<const float *>(xp + k_pack_quads);
+        const float * dx = reinterpret_cast<const float *>(xp + k_pack_quad_bytes);
         for (int g = 0; g < Groups; ++g) {
             const char * wg = w + size_t(k_rows * g) * wb;
             if constexpr (OneToken) {
@@ -223,7 +187,7 @@ void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void 
           int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
     if (n_tok <= 0 || r1 <= r0) return;
     const int64_t nb = n_in / quant::qk8_0;
-    uint8_t * pack = pack_space(size_t(nb) * k_pack_block);
+    uint8_t * pack = scratch_space<0>(size_t(nb) * k_pack_block);
     if (!pack) {
         reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
@@ -244,7 +208,7 @@ void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void 
     };
     for (int64_t t = 0; t < n_tok; t += k_tok) {
         const int n = int(std::min<int64_t>(k_tok, n_tok - t));
-        pack_tokens(xc + size_t(t) * xb, xb, n, nb, pack);
+        pack_tokens<0>(xc + size_t(t) * xb, xb, n, nb, pack);
         float * yt = y + t * ldy + r0;
         int64_t g = 0;
         if (full > 0) shape(k_rows, n);
@@ -269,17 +233,17 @@ void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void 
 
 void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q8_0_weights>(amx_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<q8_0_weights>(block_step_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q4_0_weights>(amx_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<q4_0_weights>(block_step_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                    int64_t r1, float * y, int64_t ldy) {
-    rows<iq4_nl_weights>(amx_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<iq4_nl_weights>(block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void fill(kernel_table & t) {

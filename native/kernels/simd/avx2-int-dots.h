@@ -32,8 +32,9 @@ struct avx2_int_dots {
     static __m256i q4_lanes(__m256i wn, __m256i xq, __m256i x8) {
         return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(wn, xq), x8), _mm256_set1_epi16(1));
     }
-    // No multi-token Q8_0 tile of its own: the generic tile serves every shape.
-    static constexpr bool q8_many_tile = false;
+    // Q8_0, Q4_0, Q5_0 and IQ4_NL keep llama.cpp's order (NOTE(q8-matmul)), bitwise llama.cpp's AVX2 build:
+    // the generic tiles serve every shape (no block-step kernels, kernels/tiling.h int8_block_rows).
+    static constexpr bool block_step = false;
 
     // The K-quant lanes below pass each token's running sum through this empty asm, which takes v and gives it
     // back in a register, so the add that made it happens there. Without it GCC 12's expansion (TER,

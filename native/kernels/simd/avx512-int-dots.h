@@ -1,11 +1,12 @@
 // AVX-512's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q8-0.cpp,
-// matmul-k.cpp): VNNI dpbusd lane sums on 256-bit registers for Q8_0/Q4_0 (one 32-block per ymm: the
-// two-blocks-per-zmm form measured slower, its per-block scale assembly costing more than the wider dot
-// saves), a multi-token Q8_0 tile of its own, and the K-quant super-block tiles 64 weights a register.
+// matmul-q32.cpp, matmul-k.cpp): the block-step kernels for Q8_0, Q4_0, Q5_0 and IQ4_NL (avx512-block-step.h),
+// VNNI dpbusd lane sums on 256-bit registers for the other 32-block types, and the K-quant super-block tiles
+// 64 weights a register.
 // Internal linkage, as tiling.h.
 #pragma once
 
 #include "kernels/hsum.h"
+#include "kernels/simd/avx512-block-step.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
@@ -32,53 +33,14 @@ struct avx512_int_dots {
         return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wn, xq), x8);
     }
 
-    // Several tokens: the int32 lanes are exact, so how a tile forms them is free; this one uses x + 128
-    // (unsigned) against signed w plus a per-(row, block) -128 * sum(w) correction, which saves a sign per
-    // (row, token) pair — the same lanes as q8_lanes (|x| <= 127) — and the same float operations in the same
-    // block order as the generic tile.
-    static constexpr bool q8_many_tile = true;
-    // Several tokens (prompts): x + 128 as unsigned bytes against signed w, the -128 * sum(w) correction
-    // computed once per (row, block) and used as the dpbusd accumulator; the R x T scale products are
-    // computed 4 at a time and stored, so each FMA broadcasts its scale from memory ({1to8}, load unit)
-    // instead of spending shuffles on it. Per (row, token, block): one dpbusd, one convert, one FMA.
-    template <int R, int T>
-    static void tile_q8_0_many(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        static_assert(T >= 2 && T <= 4, "a tile has 2..4 tokens (one xmm of scales)");
-        const int64_t nb = n_in / quant::qk8_0;
-        const __m256i bias = _mm256_set1_epi8(char(0x80));
-        tile_acc<R, T> tile;
-        auto & acc = tile.v;
-        alignas(16) float s[R][4];   // (R, 4) this block's d_w * d_x per (row, token); lanes >= T unused
-        for (int64_t b = 0; b < nb; ++b) {
-            // Activations as unsigned bytes x + 128 (|x| <= 127, so 1..255), and their scales in one xmm.
-            __m256i xu[T];
-            uint64_t dx_bits = 0;
-            for (int t = 0; t < T; ++t) {
-                const block_q8_0 * xblk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
-                xu[t] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(xblk->qs)), bias);
-                dx_bits |= uint64_t(xblk->d) << (16 * t);
-            }
-            const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128(int64_t(dx_bits)));
-            for (int r = 0; r < R; ++r) {
-                const uint16_t dw = reinterpret_cast<const block_q8_0 *>(w + size_t(r) * wb)[b].d;
-                _mm_store_ps(s[r], _mm_mul_ps(_mm_set1_ps(f16(dw)), dx));
-            }
-            const float * sp = &s[0][0];
-            __asm__("" : "+r"(sp));   // opaque: the FMAs below must read the stored scales from memory
-            for (int r = 0; r < R; ++r) {
-                const block_q8_0 * wblk = reinterpret_cast<const block_q8_0 *>(w + size_t(r) * wb) + b;
-                const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(wblk->qs));
-                // -128 * (sum of each lane's 4 weights): dpbusd(x + 128, w) + this = the lanes of x * w.
-                const __m256i corr = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias, wq));
-                for (int t = 0; t < T; ++t) {
-                    const __m256i p = _mm256_dpbusd_epi32(corr, xu[t], wq);
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(sp[4 * r + t]), _mm256_cvtepi32_ps(p), acc[r][t]);
-                }
-            }
-        }
-        tile.store(y, ldy);
+    // Q8_0, Q4_0, Q5_0 and IQ4_NL: the block-step kernels of avx512-block-step.h for every token count (the
+    // numerics of the AMX level; kernels/tiling.h int8_block_rows).
+    static constexpr bool block_step = true;
+    template <typename Block>
+    static void block_step_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                                int64_t r1, float * y, int64_t ldy) {
+        block_step_avx512::rows<typename block_step_avx512::format_of<Block>::type>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     }
-
 
     static float hsum16(__m512 v) {
         return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));

@@ -1,5 +1,6 @@
 // Matmul rows for the 32-element block formats beside Q8_0/Q4_0 — Q5_0 and IQ4_NL against Q8_0 activations,
-// Q4_1 and Q5_1 against Q8_1 — once per ISA.
+// Q4_1 and Q5_1 against Q8_1 — once per ISA. On AVX-512, Q5_0 and IQ4_NL take the block-step kernels instead
+// (avx512-block-step.h, through int8_block_rows); the tiles below serve the rest.
 //
 // NOTE(q32-matmul): each weight block is decoded once per (row, block) into 32 int8 weights, shared by the
 // tile's tokens: Q5_0 the nibble and fifth bit minus 16, IQ4_NL the nibble's level in the non-linear table
@@ -25,33 +26,19 @@ namespace {
 
 float f16(uint16_t h) { return _cvtsh_ss(h); }
 
-// 0x10 in byte j where bit j of the little-endian 32-bit qh is set: byte j takes qh's byte j / 8 (a shuffle
-// within each 128-bit lane of the broadcast) and tests bit j % 8.
-__m256i fifth_bits(const uint8_t * qh) {
-    uint32_t bits;
-    std::memcpy(&bits, qh, 4);
-    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(int(bits)),
-                                               _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                                2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
-    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
-    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
-}
-
 // Each format: its weight and activation block types, whether it has a minimum (then the activation is
 // Q8_1, whose s = d * sum(q) applies it), and its 32 weights as int8.
 struct q5_0_format {
     using block = quant::block_q5_0;
     using act = quant::block_q8_0;
     static constexpr bool has_min = false;
-    static __m256i weights(const block & b) {
-        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
-    }
+    static __m256i weights(const block & b) { return int8_weights<block>::values(b); }
 };
 struct iq4_nl_format {
     using block = quant::block_iq4_nl;
     using act = quant::block_q8_0;
     static constexpr bool has_min = false;
-    static __m256i weights(const block & b) { return iq4nl_levels32(b.qs); }
+    static __m256i weights(const block & b) { return int8_weights<block>::values(b); }
 };
 struct q4_1_format {
     using block = quant::block_q4_1;
@@ -119,8 +106,10 @@ void rows_q32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows_q32<q4_1_format>)
-TM_MATMUL_ROWS_ENTRY(matmul_q5_0, rows_q32<q5_0_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0, int8_block_rows<int_dots, quant::block_q5_0, q32_kernel<q5_0_format>::of, isa::q8_rows_one,
+                                                  isa::q4_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows_q32<q5_1_format>)
-TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows_q32<iq4_nl_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, int8_block_rows<int_dots, quant::block_iq4_nl, q32_kernel<iq4_nl_format>::of,
+                                                    isa::q8_rows_one, isa::q4_rows_many>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

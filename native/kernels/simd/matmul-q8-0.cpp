@@ -1,11 +1,11 @@
-// Matmul rows for Q8_0 and Q4_0 weights against Q8_0 activations, once per ISA.
+// Matmul rows for Q8_0 and Q4_0 weights against Q8_0 activations, once per ISA: on AVX2 the tiles below, on
+// AVX-512 the block-step kernels (avx512-block-step.h, NOTE(block-step-avx512)) through int8_block_rows.
 //
-// NOTE(q8-matmul): one 8-lane float accumulator per (row, token) pair; block b adds (d_w * d_x) times the
+// NOTE(q8-matmul): llama.cpp's order, the AVX2 level's (and the baseline's, block by block): one 8-lane float accumulator per (row, token) pair; block b adds (d_w * d_x) times the
 // block's int32 lane sums (acc = fma(d_w * d_x, lanes, acc)), reduced by hsum8 at the end. The lane sums are
-// exact integers, so how an ISA forms them is free (int_dots: maddubs + madd on AVX2, VNNI dpbusd on
-// AVX-512, which also has a multi-token tile of its own); every pair sees the same float operations in the
-// same block order in every tile shape, so a result does not depend on the tile, n_tok or the task split
-// (batch invariance) — nor on the level: all SIMD levels give the same bits.
+// exact integers, so how an ISA forms them is free (int_dots::q8_lanes); every pair sees the same float
+// operations in the same block order in every tile shape, so a result does not depend on the tile, n_tok or
+// the task split (batch invariance).
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 #include "quant/q4-0.h"
@@ -79,17 +79,10 @@ void tile_q4_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
     tile.store(y, ldy);
 }
 
-// The ISA's own multi-token tile where it has one (D::q8_many_tile), else tile_q8_0.
-template <typename D, int R, int T>
-void q8_0_tile(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-    if constexpr (D::q8_many_tile && T > 1) D::template tile_q8_0_many<R, T>(w, wb, x, xb, n, y, ldy);
-    else tile_q8_0<R, T>(w, wb, x, xb, n, y, ldy);
-}
-
 template <int R, int T>
 struct q8_0_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        q8_0_tile<int_dots, R, T>(w, wb, x, xb, n, y, ldy);
+        tile_q8_0<R, T>(w, wb, x, xb, n, y, ldy);
     }
 };
 template <int R, int T>
@@ -101,7 +94,7 @@ struct q4_0_kernel {
 
 } // namespace
 
-TM_MATMUL_ROWS_ENTRY(matmul_q8_0, tile_walk<q8_0_kernel, isa::q8_rows_one, isa::q8_rows_many>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_0, tile_walk<q4_0_kernel, isa::q8_rows_one, isa::q4_rows_many>)
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, int8_block_rows<int_dots, block_q8_0, q8_0_kernel, isa::q8_rows_one, isa::q8_rows_many>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0, int8_block_rows<int_dots, block_q4_0, q4_0_kernel, isa::q8_rows_one, isa::q4_rows_many>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

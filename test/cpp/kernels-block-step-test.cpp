@@ -1,16 +1,19 @@
-// The AMX path (docs/kernels.md, "The AMX path"): the scalar tile emulator faults wherever the hardware
-// would, and the AMX kernels (Q8_0, Q4_0, IQ4_NL) — under that emulator on every machine with AVX2, on the
-// tiles themselves where the CPU has AMX — give bit for bit the scalar reference of their numerics
-// (kernels/amx/block-step.h, amx_ref) for every token count, row range and thread count (so a row's result
-// never depends on its batch), and stay near the scalar reference of the other levels. The weights and
-// activations end at an inaccessible page, so a tile load past a row's end faults here.
+// The block-step matmuls (docs/kernels.md, "Matrix products" and "The AMX path") and the AMX tiles: the scalar
+// tile emulator faults wherever the hardware would, and the Q8_0, Q4_0, IQ4_NL and Q5_0 matmuls of every
+// AVX-512 level — avx512 and avx512+amx, each for real where the CPU has it and emulated (SIMDe, and the tile
+// emulator) on every machine with AVX2 — give bit for bit the scalar reference of their numerics
+// (kernels/block-step/step.h, block_step_ref) for every token count, row range, K and thread count (so a row's
+// result never depends on its batch, and the avx512 and avx512+amx levels compute the same bits), and stay
+// near the baseline's reference. The weights and activations end at an inaccessible page, so a load past a
+// row's end faults here.
 #include "check.h"
 #include "kernel-levels.h"
 
 #include "base/cpu-features.h"
 #include "base/thread-pool.h"
 #include "kernels/amx/amx.h"
-#include "kernels/amx/block-step.h"
+#include "kernels/block-step/reference.h"
+#include "kernels/block-step/step.h"
 #include "kernels/amx/tile-emulator.h"
 #include "kernels/matmul.h"
 #include "quant/fp16.h"
@@ -83,6 +86,14 @@ std::vector<quant::block_q8_0> raw_blocks(size_t n, bool weights, std::mt19937 &
         }
     }
     return blocks;
+}
+
+// The levels that compute the block-step numerics for these types: avx512 and avx512+amx, real or emulated.
+std::vector<const tm_test::kernel_level *> block_step_levels() {
+    std::vector<const tm_test::kernel_level *> out;
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels())
+        if (std::strncmp(l.name, "avx512", 6) == 0) out.push_back(&l);
+    return out;
 }
 
 std::vector<const tm_test::kernel_level *> amx_levels() {
@@ -207,9 +218,11 @@ TM_TEST("kernels: the AMX tile emulator's TDPBSSD is the signed int8 matrix prod
 
 namespace {
 
-// Raw weight rows of a 32-block type the AMX level takes: Q8_0 as raw_blocks, Q4_0 and IQ4_NL as random
-// nibbles (every pattern is a valid block) with random F16 scales.
+// Raw weight rows of a block-step type: Q8_0 as raw_blocks, Q4_0, IQ4_NL and Q5_0 as random nibbles and
+// fifth bits (every pattern is a valid block) with random F16 scales. The AMX tiles take the first three;
+// Q5_0 keeps the avx512 level's kernel on the avx512+amx level.
 const ggml_type amx_types[] = {ggml_type::q8_0, ggml_type::q4_0, ggml_type::iq4_nl};
+const ggml_type block_step_types[] = {ggml_type::q8_0, ggml_type::q4_0, ggml_type::iq4_nl, ggml_type::q5_0};
 
 std::vector<uint8_t> raw_weights(ggml_type type, int64_t n_rows, int64_t nb, std::mt19937 & rng) {
     if (type == ggml_type::q8_0) {
@@ -233,30 +246,31 @@ std::vector<uint8_t> raw_weights(ggml_type type, int64_t n_rows, int64_t nb, std
 
 namespace {
 
-// The AMX level's own numerics as a kernel table: the baseline's with the scalar reference amx_ref in the
-// three entries the AMX level replaces.
-kernel_table amx_reference_table() {
+// The block-step numerics as a kernel table: the baseline's with the scalar reference block_step_ref in the
+// four entries the avx512 levels compute with them.
+kernel_table block_step_reference_table() {
     kernel_table t = kernels_for(isa_level::baseline);
-    t.matmul_q8_0 = amx_ref::matmul_q8_0;
-    t.matmul_q4_0 = amx_ref::matmul_q4_0;
-    t.matmul_iq4_nl = amx_ref::matmul_iq4_nl;
+    t.matmul_q8_0 = block_step_ref::matmul_q8_0;
+    t.matmul_q4_0 = block_step_ref::matmul_q4_0;
+    t.matmul_iq4_nl = block_step_ref::matmul_iq4_nl;
+    t.matmul_q5_0 = block_step_ref::matmul_q5_0;
     return t;
 }
 
 } // namespace
 
-// The step of kernels/amx/block-step.h is the fused one (a separate multiply and add would round twice), and
+// The step of kernels/block-step/step.h is the fused one (a separate multiply and add would round twice), and
 // the reference applies it per block in block order from 0.
-TM_TEST("kernels: the AMX reference folds exact block dots with one fma per block") {
-    CHECK_EQ(amx_block_step(1.0f, 1.0f, 1.0f, 1), 2.0f);
+TM_TEST("kernels: the block-step reference folds exact block dots with one fma per block") {
+    CHECK_EQ(block_step(1.0f, 1.0f, 1.0f, 1), 2.0f);
     // (1 + 2^-12) * (1 + 2^-12) = 1 + 2^-11 + 2^-24: the product rounds (to 1 + 2^-11) before the fma, and
     // the fma keeps the rest: -1 + (1 + 2^-11) * 1 = 2^-11 exactly.
     const float e = 1.0f + std::ldexp(1.0f, -12);
-    CHECK_EQ(amx_block_step(-1.0f, e, e, 1), std::ldexp(1.0f, -11));
+    CHECK_EQ(block_step(-1.0f, e, e, 1), std::ldexp(1.0f, -11));
     // s * c not representable (s = 1 + 2^-23, c = 3): fused, -3 + 3 s = 3 * 2^-23 exactly; a rounded
     // product first would give 2^-21.
     const float s = 1.0f + std::ldexp(1.0f, -23);
-    CHECK_EQ(amx_block_step(-3.0f, s, 1.0f, 3), 3.0f * std::ldexp(1.0f, -23));
+    CHECK_EQ(block_step(-3.0f, s, 1.0f, 3), 3.0f * std::ldexp(1.0f, -23));
     // Two blocks of one row against one token, by hand.
     std::mt19937 rng(41);
     const std::vector<quant::block_q8_0> w = raw_blocks(2, true, rng), x = raw_blocks(2, false, rng);
@@ -267,29 +281,34 @@ TM_TEST("kernels: the AMX reference folds exact block dots with one fma per bloc
         want = std::fma(quant::fp16_to_fp32(w[size_t(b)].d) * quant::fp16_to_fp32(x[size_t(b)].d), float(c), want);
     }
     float got = 0.0f;
-    amx_ref::matmul_q8_0(w.data(), 2 * sizeof(quant::block_q8_0), x.data(), 2 * sizeof(quant::block_q8_0), 1, 64, 0, 1, &got, 1);
+    block_step_ref::matmul_q8_0(w.data(), 2 * sizeof(quant::block_q8_0), x.data(), 2 * sizeof(quant::block_q8_0), 1, 64, 0, 1, &got, 1);
     CHECK_EQ(std::memcmp(&got, &want, 4), 0);
 }
 
-// Every token count 1..64 (whole and partial 16-token groups), odd row counts (whole 16-row groups, up to 5 of
-// them, and a partial group), row ranges not starting at 0, a single row, a long K, for Q8_0, Q4_0 and IQ4_NL
-// weights: each AMX level's outputs are the scalar reference's bits (so every token's result is the one it
-// gets alone: batch invariance by construction, checked), and near the baseline level's reference (the
-// kernel-level bound docs/kernels.md states: 2e-5 of the sum of |products|).
-TM_TEST("kernels: the AMX matmuls give their scalar reference's bits for every token count and row range") {
-    const std::vector<const tm_test::kernel_level *> amx = amx_levels();
-    CHECK(!amx.empty() || level_named("avx2") == nullptr);   // the emulated AMX level runs wherever AVX2 does
+// Every token count 1..64 and 97 (whole and partial 16-token groups; 1..3 tokens take the one-token kernel on
+// avx512), odd row counts (whole 16-row AMX groups, up to 5 of them, and a partial group; several AVX-512
+// weight panels, the range starting inside one), row ranges not starting at 0, a single row, K of 1..65
+// blocks (every remainder of the one-token kernel's 8-block groups), for Q8_0, Q4_0, IQ4_NL and Q5_0 weights
+// at the int8 extremes: each block-step level's outputs are the scalar reference's bits (so every token's
+// result is the one it gets alone — batch invariance by construction, checked — and avx512 and avx512+amx
+// give the same bits), and near the baseline level's reference (the kernel-level bound docs/kernels.md
+// states: 2e-5 of the sum of |products|).
+TM_TEST("kernels: the block-step matmuls give their scalar reference's bits for every token count and row range") {
+    const std::vector<const tm_test::kernel_level *> levels = block_step_levels();
+    // the emulated levels run wherever AVX2 does
+    CHECK(levels.size() >= 2 || level_named("avx2") == nullptr);
     if (!level_named("avx512+amx")) std::printf("  (no real AMX here: the avx512+amx-emulated level stands for it)\n");
     const kernel_table baseline = kernels_for(isa_level::baseline);
-    const kernel_table own = amx_reference_table();
+    const kernel_table own = block_step_reference_table();
     struct shape { int64_t n_out, nb, r0, tok_lo, tok_hi; };
-    const shape shapes[] = {{37, 9, 0, 1, 64}, {50, 3, 3, 1, 33}, {16, 1, 0, 1, 17}, {1, 4, 0, 1, 20},
-                            {83, 2, 0, 1, 18}, {100, 2, 17, 15, 17}, {35, 65, 0, 40, 40}};
+    std::vector<shape> shapes = {{37, 9, 0, 1, 64}, {50, 3, 3, 1, 33}, {16, 1, 0, 1, 17}, {1, 4, 0, 1, 20},
+                                 {83, 2, 0, 1, 18}, {100, 2, 17, 15, 17}, {35, 65, 0, 40, 40}, {20, 3, 0, 97, 97},
+                                 {130, 65, 5, 1, 4}, {700, 65, 3, 5, 5}};
+    for (int64_t nb = 1; nb <= 17; ++nb) shapes.push_back({9, nb, 1, 1, 2});
     std::mt19937 rng(17);
-    // max |level - reference| / sum |products|, for the AMX levels and, to compare, the AVX-512 level's lanes
-    double worst = 0.0, worst_simd = 0.0;
-    const tm_test::kernel_level * simd = level_named("avx512") ? level_named("avx512") : level_named("avx512-emulated");
-    for (ggml_type type : amx_types)
+    // max |level - reference| / sum |products|
+    double worst = 0.0;
+    for (ggml_type type : block_step_types)
         for (const shape & s : shapes) {
             const int64_t n_in = s.nb * 32, max_tok = s.tok_hi;
             const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(s.nb) * sizeof(quant::block_q8_0);
@@ -311,17 +330,7 @@ TM_TEST("kernels: the AMX matmuls give their scalar reference's bits for every t
                 for (int64_t i = 0; i < n_in; ++i) sum += std::fabs(double(wf[size_t(r * n_in + i)]) * xf[size_t(t * n_in + i)]);
                 return sum;
             };
-            if (simd) {
-                std::vector<float> y(size_t(max_tok * s.n_out));
-                matmul_rows_for(simd->table, type)(wv.data(), wrow, xv.data(), xrow, max_tok, n_in, 0, s.n_out, y.data(), s.n_out);
-                for (int64_t t = 0; t < max_tok; ++t)
-                    for (int64_t r = 0; r < s.n_out; ++r) {
-                        const size_t i = size_t(t * s.n_out + r);
-                        const double mag = magnitude(t, r);
-                        if (mag > 0) worst_simd = std::fmax(worst_simd, std::fabs(double(y[i]) - y_base[i]) / mag);
-                    }
-            }
-            for (const tm_test::kernel_level * l : amx) {
+            for (const tm_test::kernel_level * l : levels) {
                 int diffs = 0, far = 0;
                 for (int64_t n_tok = s.tok_lo; n_tok <= s.tok_hi; ++n_tok) {
                     guarded_bytes x(xrow * size_t(n_tok));
@@ -340,16 +349,14 @@ TM_TEST("kernels: the AMX matmuls give their scalar reference's bits for every t
                     }
                 }
                 if (diffs || far)
-                    std::fprintf(stderr, "    %s, type %u, %lld rows from %lld, %lld blocks: %d outputs differ from the AMX reference's bits, %d far from the baseline reference\n",
+                    std::fprintf(stderr, "    %s, type %u, %lld rows from %lld, %lld blocks: %d outputs differ from the block-step reference's bits, %d far from the baseline reference\n",
                                  l->name, unsigned(type), (long long)s.n_out, (long long)s.r0, (long long)s.nb, diffs, far);
                 CHECK_EQ(diffs, 0);
                 CHECK_EQ(far, 0);
             }
         }
-    if (!amx.empty())
-        std::printf("  (largest |level - baseline reference| / sum |products|: AMX %.2e, %s %.2e)\n", worst,
-                    simd ? simd->name : "no AVX-512 level", worst_simd);
-    for (const tm_test::kernel_level * l : amx)
+    if (!levels.empty()) std::printf("  (largest |block-step level - baseline reference| / sum |products|: %.2e)\n", worst);
+    for (const tm_test::kernel_level * l : amx_levels())
         if (l->emulated) CHECK(!amx_emulated::tiles_configured());   // every call released its tiles
 }
 
@@ -404,32 +411,56 @@ TM_TEST("kernels: AMX takes every token count, and is chosen only where granted"
         CHECK(!f.amx);
 }
 
-// matmul() on 1-3 threads: its row tasks (multiples of 4 rows, not of 16) cut the AMX tiles at other places,
-// and each thread configures its own tiles; the outputs are still the scalar reference's bits, for a batch
-// and for decode.
-TM_TEST("kernels: AMX matmul on a thread pool gives its scalar reference's bits") {
-    const std::vector<const tm_test::kernel_level *> amx = amx_levels();
-    const kernel_table own = amx_reference_table();
+// matmul() on 1-3 threads: its row tasks (multiples of 4 rows, not of 16) cut the AMX tiles and the AVX-512
+// panels at other places, and each thread configures its own tiles and packs its own activations; the outputs
+// are still the scalar reference's bits, for a batch and for decode.
+TM_TEST("kernels: block-step matmul on a thread pool gives its scalar reference's bits") {
+    const std::vector<const tm_test::kernel_level *> levels = block_step_levels();
+    const kernel_table own = block_step_reference_table();
     std::mt19937 rng(23);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     const int64_t n_in = 32 * 12, n_out = 150;
     thread_pool pool1(1), pool2(2), pool3(3);
-    for (int64_t n_tok : {int64_t(45), int64_t(1)}) {
+    for (int64_t n_tok : {int64_t(45), int64_t(2), int64_t(1)}) {
         std::vector<float> x(size_t(n_in * n_tok));
         for (auto & v : x) v = normal(rng);
-        for (ggml_type type : amx_types) {
+        for (ggml_type type : block_step_types) {
             const std::vector<uint8_t> w = raw_weights(type, n_out, n_in / 32, rng);
             std::vector<uint8_t> scratch(matmul_scratch_bytes(type, n_in, n_tok));
             std::vector<float> want(size_t(n_tok * n_out)), got(want.size());
             matmul(pool1, own, type, w.data(), n_out, n_in, x.data(), n_tok, want.data(), scratch.data(), scratch.size());
-            for (const tm_test::kernel_level * l : amx)
+            for (const tm_test::kernel_level * l : levels)
                 for (thread_pool * p : {&pool1, &pool2, &pool3}) {
                     matmul(*p, l->table, type, w.data(), n_out, n_in, x.data(), n_tok, got.data(), scratch.data(), scratch.size());
                     const int diffs = std::memcmp(got.data(), want.data(), got.size() * 4) != 0;
-                    if (diffs) std::fprintf(stderr, "    %s, type %u, %lld tokens on %d threads differs from the AMX reference\n", l->name, unsigned(type), (long long)n_tok, p->n_threads());
+                    if (diffs) std::fprintf(stderr, "    %s, type %u, %lld tokens on %d threads differs from the block-step reference\n", l->name, unsigned(type), (long long)n_tok, p->n_threads());
                     CHECK_EQ(diffs, 0);
                 }
         }
+    }
+}
+
+// The avx512 and avx512+amx levels compute the same bits for the block-step types (the property the shared
+// reference implies, checked directly): the emulated AMX level against every avx512 level, a batch and decode.
+TM_TEST("kernels: the AMX level equals the avx512 level bit for bit") {
+    const tm_test::kernel_level * amx = level_named("avx512+amx-emulated");
+    CHECK(amx != nullptr || level_named("avx2") == nullptr);
+    if (!amx) return;
+    std::mt19937 rng(31);
+    const int64_t nb = 19, n_out = 45, n_in = nb * 32;
+    for (const char * name : {"avx512", "avx512-emulated"}) {
+        const tm_test::kernel_level * simd = level_named(name);
+        if (!simd) continue;
+        for (ggml_type type : block_step_types)
+            for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(21)}) {
+                const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(nb) * sizeof(quant::block_q8_0);
+                const std::vector<uint8_t> w = raw_weights(type, n_out, nb, rng);
+                const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
+                std::vector<float> a(size_t(n_tok * n_out)), b(a.size());
+                matmul_rows_for(simd->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, a.data(), n_out);
+                matmul_rows_for(amx->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, b.data(), n_out);
+                CHECK_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+            }
     }
 }
 

@@ -1,0 +1,14 @@
+// The scalar reference of the block-step numerics (kernels/block-step/step.h; kernels/ref/matmul-q8-block-step.cpp,
+// baseline C++ in tm_core): the bits the avx512 level's kernels for these four weight types
+// (kernels/simd/avx512-block-step.h) and the AMX tiles (kernels/amx/matmul-q8-0.cpp) must give, and what they
+// run when their scratch buffers cannot be allocated.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace tmill::kernels::block_step_ref {
+matmul_rows_kernel matmul_q8_0;
+matmul_rows_kernel matmul_q4_0;
+matmul_rows_kernel matmul_iq4_nl;
+matmul_rows_kernel matmul_q5_0;
+} // namespace tmill::kernels::block_step_ref

@@ -1,0 +1,62 @@
+// The scalar reference of the block-step numerics (kernels/block-step/step.h), which the avx512 and
+// avx512+amx levels compute for Q8_0, Q4_0, IQ4_NL and Q5_0 weights: per (row, token), the exact int32 dot of
+// each 32-block, folded in block order with block_step. Plain C++ (the baseline build, in tm_core): the
+// yardstick the AVX-512 and AMX kernels are tested against bit for bit, and what they run when their scratch
+// buffers cannot be allocated.
+#include "kernels/block-step/reference.h"
+#include "kernels/block-step/step.h"
+#include "kernels/ref/rows.h"
+#include "quant/fp16.h"
+#include "quant/iq4-nl.h"
+#include "quant/q4-0.h"
+#include "quant/q5-0.h"
+#include "quant/q8-0.h"
+
+#include <cstring>
+
+// No FMA the source does not write (a build with FMA enabled could otherwise contract the scale product).
+#pragma GCC optimize("fp-contract=off")
+
+namespace tmill::kernels::block_step_ref {
+
+using quant::block_q8_0;
+
+namespace {
+
+// Element j (0..31) of a weight block as int8, as the SIMD and tile kernels decode it
+// (kernels/simd/int8-weights.h).
+int q8_0_weight(const quant::block_q8_0 & w, int j) { return w.qs[j]; }
+int nibble(const uint8_t * qs, int j) { return j < 16 ? qs[j] & 0x0f : qs[j - 16] >> 4; }
+int q4_0_weight(const quant::block_q4_0 & w, int j) { return nibble(w.qs, j) - 8; }
+int iq4_nl_weight(const quant::block_iq4_nl & w, int j) { return quant::k_iq4nl_values[nibble(w.qs, j)]; }
+int q5_0_weight(const quant::block_q5_0 & w, int j) {
+    uint32_t qh;
+    std::memcpy(&qh, w.qh, 4);
+    return quant::q5_value(w.qs, qh, j) - 16;
+}
+
+template <typename W, int (*Weight)(const W &, int)>
+float dot(const W * w, const block_q8_0 * x, int64_t nb) {
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int32_t c = 0;
+        for (int j = 0; j < quant::qk8_0; ++j) c += Weight(w[b], j) * int32_t(x[b].qs[j]);
+        acc = block_step(acc, quant::fp16_to_fp32(w[b].d), quant::fp16_to_fp32(x[b].d), c);
+    }
+    return acc;
+}
+
+template <typename W, int (*Weight)(const W &, int)>
+void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+          float * y, int64_t ldy) {
+    ref::quant_rows<W, block_q8_0, quant::qk8_0, dot<W, Weight>>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+} // namespace
+
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, rows<block_q8_0, q8_0_weight>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0, rows<quant::block_q4_0, q4_0_weight>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows<quant::block_iq4_nl, iq4_nl_weight>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0, rows<quant::block_q5_0, q5_0_weight>)
+
+} // namespace tmill::kernels::block_step_ref
