@@ -71,6 +71,7 @@ struct avx2_int_dots {
                 const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(xq[t] + 64 * c)), s_lo);
                 const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(xq[t] + 64 * c + 32)), s_hi);
                 out[t] = _mm256_add_epi32(out[t], _mm256_add_epi32(pl, ph));
+                in_register(out[t]);
             }
         }
     }

@@ -91,6 +91,8 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
         const int8_t * xq[T];
         for (int t = 0; t < T; ++t) xq[t] = xr[t][b].qs;
         __m256i lanes[4][T];
+        // Unrolled, so the slots' lanes are registers (a loop over s kept them in memory).
+#pragma GCC unroll 4
         for (int s = 0; s < G; ++s) {
             int_dots::k_lanes_t wide[T];
             int_dots::template k_lanes<T, false>(wr[s][b].qs, nullptr, sm[s], xq, wide);
