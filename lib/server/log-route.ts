@@ -6,10 +6,10 @@
 // serialising and inserting 60k of them held it for 0.5-0.9 s (measured). So when the server owns its
 // database, the whole request — parse, validation, the checks, the transaction — runs on a work-pool
 // worker with a connection of its own (opened and closed per request: ~2 ms), and only the reply's
-// numbers come back. These requests take turns (logGate), and meanwhile the usage recorder holds back
-// its timed flush (UsageRecorder deferFlushesWhile), so the event loop never waits for the worker's
-// write lock. A database an embedder passed in is written on the event loop, after the body was parsed
-// as any other.
+// numbers come back. These requests take turns (logGate). The usage recorder's timed flush never waits
+// for the worker's write lock (it fails at once and retries on the next tick, without a warning while
+// the write is announced: UsageRecorder writesElsewhere). A database an embedder passed in is written
+// on the event loop, after the body was parsed as any other.
 import type { ServerResponse } from 'node:http';
 import type { Database } from '../store/database.js';
 import { logTrajectories } from '../store/trajectories.js';
@@ -71,7 +71,7 @@ export async function handleTrajectoryLog(ctx: LogContext): Promise<void> {
   const store = ctx.store();
   let logged: LoggedTrajectories;
   if (typeof store === 'object' && 'dataDir' in store) {
-    const outcome = await store.usage.deferFlushesWhile(runOnWorker(ctx, store.dataDir, served));
+    const outcome = await store.usage.writesElsewhere(runOnWorker(ctx, store.dataDir, served));
     if (outcome.kind === 'invalid') return sendValidation(ctx.res, outcome.detail);
     if (outcome.kind === 'not-found') throw notFound();
     logged = outcome.logged;

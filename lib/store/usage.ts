@@ -1,6 +1,10 @@
 // NOTE(store/usage): request handlers only add to an in-memory map keyed by (day, team, project,
 // model); a timer flushes it in one transaction off the request path. `close()` flushes what is left,
-// so a graceful shutdown loses nothing. A failed flush keeps the rows for the next attempt.
+// so a graceful shutdown loses nothing. A failed flush keeps the rows for the next attempt. The timed
+// flush runs on the event loop, so it never waits for a lock: a database another connection is writing
+// (a work-pool worker's trajectory log, another process) fails it at once, and the next tick retries.
+// Waiting there held every stream of the server: with the connection's 250 ms busy timeout, a flush
+// during a 60k-trajectory log stalled the event loop for 250-350 ms (measured, docs/storage.md#usage).
 import type { Database } from './database.js';
 
 export interface UsageDelta {
@@ -28,21 +32,18 @@ export function utcDay(at: Date = new Date()): string {
   return at.toISOString().slice(0, 10);
 }
 
-/** Timed flushes held back in a row at most while another connection writes (5 s at the default interval). */
-export const MAX_DEFERRED_FLUSHES = 5;
-
 export class UsageRecorder {
   #db: Database;
   #pending = new Map<string, UsageRow>();
   #timer: NodeJS.Timeout | null;
-  /** Writes of other connections in flight, and timed flushes held back for them in a row. */
-  #deferring = 0;
-  #deferred = 0;
+  /** This process's writes on other connections in flight: a timed flush they lock out is expected, not reported. */
+  #writesElsewhere = 0;
   #upsert;
 
   /**
    * `onError` hears about a timed flush that failed (database locked, disk full); its rows stay pending
-   * for the next one. An error thrown from the timer would end the process.
+   * for the next one. A flush locked out by a write announced with writesElsewhere is not reported.
+   * An error thrown from the timer would end the process.
    */
   constructor(db: Database, flushIntervalMs = 1000, onError: (error: unknown) => void = () => undefined) {
     this.#db = db;
@@ -52,15 +53,12 @@ export class UsageRecorder {
         requests = requests + excluded.requests, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
         cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`);
     this.#timer = setInterval(() => {
-      if (this.#deferring > 0 && this.#deferred < MAX_DEFERRED_FLUSHES) {
-        this.#deferred += 1;
-        return;
-      }
-      this.#deferred = 0;
       try {
-        this.flush();
+        this.flush({ waitForLocks: false });
       } catch (error) {
-        onError(error);
+        const code = (error as { code?: unknown }).code;
+        const locked = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+        if (!(locked && this.#writesElsewhere > 0)) onError(error);
       }
     }, flushIntervalMs);
     this.#timer.unref();
@@ -81,11 +79,16 @@ export class UsageRecorder {
     row.completion_tokens += delta.completionTokens;
   }
 
-  /** Writes the pending rows in one transaction. */
-  flush(): void {
+  /**
+   * Writes the pending rows in one transaction. With `waitForLocks: false` a database locked by another
+   * connection fails at once (SQLITE_BUSY) instead of waiting the connection's busy timeout.
+   */
+  flush(options: { waitForLocks?: boolean } = {}): void {
     if (this.#pending.size === 0) return;
     const rows = [...this.#pending.values()];
     this.#pending.clear();
+    const busyTimeout = options.waitForLocks === false ? (this.#db.pragma('busy_timeout', { simple: true }) as number) : 0;
+    if (busyTimeout > 0) this.#db.pragma('busy_timeout = 0');
     try {
       this.#db.transaction(() => {
         for (const r of rows) this.#upsert.run(r);
@@ -104,20 +107,21 @@ export class UsageRecorder {
         }
       }
       throw error;
+    } finally {
+      if (busyTimeout > 0) this.#db.pragma(`busy_timeout = ${busyTimeout}`);
     }
   }
 
   /**
-   * Holds back timed flushes while `work` (a write by another connection, lib/server/log-route.ts) is
-   * in flight, so the event loop never waits for that connection's write lock; at most
-   * MAX_DEFERRED_FLUSHES in a row, then a flush goes ahead (and waits, or fails and retries).
+   * Announces `work`, a write of this process on another connection (lib/server/log-route.ts): while
+   * it is in flight, timed flushes it locks out are retried without a warning.
    */
-  async deferFlushesWhile<T>(work: Promise<T>): Promise<T> {
-    this.#deferring += 1;
+  async writesElsewhere<T>(work: Promise<T>): Promise<T> {
+    this.#writesElsewhere += 1;
     try {
       return await work;
     } finally {
-      this.#deferring -= 1;
+      this.#writesElsewhere -= 1;
     }
   }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, SCHEMA_VERSION } from '../../lib/store/database.js';
 import { exportTrajectoryGroups, insertTrajectoryLog, trajectoryMetrics } from '../../lib/store/trajectories.js';
-import { MAX_DEFERRED_FLUSHES, readUsage, UsageRecorder } from '../../lib/store/usage.js';
+import { readUsage, UsageRecorder } from '../../lib/store/usage.js';
 import { validateTrajectoryLog } from '../../lib/openai/validate.js';
 import type { TrajectoryGroup } from '../../lib/openai/protocol-trajectory.js';
 
@@ -67,32 +67,49 @@ describe('store: usage', () => {
   });
 });
 
-describe('store: usage flushes wait for another connection\'s write', () => {
-  it('timed flushes are held back while a write is in flight, at most MAX_DEFERRED_FLUSHES in a row', async () => {
-    const db = openDatabase(tmp());
+describe('store: a timed usage flush never waits for a lock', () => {
+  it('fails at once while another connection writes, keeps its rows, reports only unannounced locks, writes once the lock is gone', async () => {
+    const dir = tmp();
+    const db = openDatabase(dir); // busy_timeout 5000: a flush that waited would hold the event loop 5 s
+    const other = openDatabase(dir);
     const tick = 30;
-    const rec = new UsageRecorder(db, tick);
+    const errors: string[] = [];
+    const rec = new UsageRecorder(db, tick, (e) => errors.push(String((e as { code?: unknown }).code)));
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // Polled rather than timed: on a busy machine the timer runs late.
+    const until = async (done: () => boolean): Promise<void> => {
+      const started = performance.now();
+      while (performance.now() - started < 5000 && !done()) await sleep(5);
+      expect(done()).toBe(true);
+    };
+    const requests = (): number | undefined => readUsage(db)[0]?.requests;
+
+    // This process's write on another connection (a worker's trajectory log), announced: no warning.
+    other.exec('BEGIN IMMEDIATE');
     let finish!: () => void;
-    const write = rec.deferFlushesWhile(new Promise<void>((resolve) => (finish = resolve)));
+    const write = rec.writesElsewhere(new Promise<void>((resolve) => (finish = resolve)));
     rec.record({ team: 't', project: 'p', model: 'm', promptTokens: 1, cachedTokens: 0, completionTokens: 1 });
-    await sleep(tick * 2.5);
-    expect(readUsage(db)).toEqual([]); // held back
+    const started = performance.now();
+    await sleep(tick * 4);
+    expect(performance.now() - started).toBeLessThan(2500); // four ticks, none waited the 5 s busy timeout
+    expect(requests()).toBeUndefined();
+    expect(errors).toEqual([]);
+    other.exec('COMMIT');
     finish();
     await write;
-    // Polled rather than timed: on a busy machine the timer runs late.
-    const requestsBy = async (n: number): Promise<number> => {
-      const started = performance.now();
-      while (performance.now() - started < 5000 && readUsage(db)[0]?.requests !== n) await sleep(5);
-      expect(readUsage(db).map((r) => r.requests)).toEqual([n]);
-      return performance.now() - started;
-    };
-    await requestsBy(1); // a following tick wrote it
-    // A write that never ends holds flushes back for MAX_DEFERRED_FLUSHES ticks only.
-    void rec.deferFlushesWhile(new Promise<void>(() => {}));
+    await until(() => requests() === 1); // a following tick wrote it
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000); // the connection's own timeout is back
+
+    // A lock nobody announced (another process): reported, the rows kept, written after it.
+    other.exec('BEGIN IMMEDIATE');
     rec.record({ team: 't', project: 'p', model: 'm', promptTokens: 1, cachedTokens: 0, completionTokens: 1 });
-    expect(await requestsBy(2)).toBeGreaterThanOrEqual(tick * (MAX_DEFERRED_FLUSHES - 1));
+    await until(() => errors.length > 0);
+    expect(errors[0]).toBe('SQLITE_BUSY');
+    expect(requests()).toBe(1);
+    other.exec('COMMIT');
+    await until(() => requests() === 2);
     rec.close();
+    other.close();
     db.close();
   });
 });
