@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "engine/engine-impl.h"
+#include "sample/processors.h"
 
 namespace tmill {
 
@@ -66,11 +67,13 @@ void engine_impl::admit(engine_request && request) {
         }
         if (request.use_beam_search) request.prompt_logprobs = -1; // ignored under beam search, as vLLM
         a->choices.resize(size_t(request.n));
+        // Each choice's sampler reads the request's own fields (no copy of its id lists per choice) and
+        // shares what request_shared holds (the merged logit_bias).
+        request_shared shared;
         for (int32_t c = 0; c < request.n && !request.use_beam_search; ++c) {
             choice_state & ch = a->choices[size_t(c)];
-            sampling_params sp = request.sampling;
-            sp.choice_index = c;
-            ch.smp = std::make_unique<sampler>(sp, shape);
+            request.sampling.choice_index = c;
+            ch.smp = std::make_unique<sampler>(request.sampling, shape, &shared);
             ch.out = std::make_unique<output_stream>(*model_->vocab, request, a->max_tokens, max_model_len_);
             ch.output.reserve(size_t(a->max_tokens));
         }

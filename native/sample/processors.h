@@ -6,14 +6,25 @@
 #include "sample/logits-processor.h"
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tmill {
+
+// What the n choices of one request share rather than build each: the first choice's sampler fills
+// it, the others reuse it. A whole-vocabulary logit_bias (262k entries) merged per choice cost the
+// engine thread a copy, a pass and maybe a sort per choice, between steps of every stream.
+struct request_shared {
+    std::shared_ptr<const std::vector<std::pair<int32_t, float>>> logit_bias;   // merged, clamped
+};
 
 processor_ptr make_allowed_token_ids(const sampling_params & p, const request_shape & shape);
 processor_ptr make_bad_words(const sampling_params & p, const request_shape & shape);
 processor_ptr make_min_tokens(const sampling_params & p, const request_shape & shape);
-processor_ptr make_logit_bias(const sampling_params & p, const request_shape & shape);
+// `shared` (may be null): the request's merged list, built here by its first choice.
+processor_ptr make_logit_bias(const sampling_params & p, const request_shape & shape, request_shared * shared = nullptr);
 processor_ptr make_repetition_penalty(const sampling_params & p, const request_shape & shape);
 processor_ptr make_frequency_penalty(const sampling_params & p, const request_shape & shape);
 processor_ptr make_presence_penalty(const sampling_params & p, const request_shape & shape);

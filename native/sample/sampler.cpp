@@ -26,7 +26,7 @@ static uint64_t seed_for(const sampling_params & p) {
 // logits; then temperature; then truncation. Logprobs are read between temperature and truncation
 // (docs/architecture.md#sampling), so a greedy request reports the plain log-softmax of its masked, penalised
 // logits.
-sampler::sampler(const sampling_params & p, const request_shape & shape)
+sampler::sampler(const sampling_params & p, const request_shape & shape, request_shared * shared)
     : n_vocab_(shape.n_vocab),
       greedy_(effective_temperature(p.temperature) == 0.0f),
       logprobs_(p.logprobs),
@@ -56,7 +56,7 @@ sampler::sampler(const sampling_params & p, const request_shape & shape)
     add(make_allowed_token_ids(p, shape));
     add(make_bad_words(p, shape));
     add(make_min_tokens(p, shape));
-    add(make_logit_bias(p, shape));
+    add(make_logit_bias(p, shape, shared));
     std::vector<processor_ptr> custom = make_custom_processors(p.xargs, shape);
     for (auto & c : custom) if (!c->argmax_invariant()) add(std::move(c));
     add(make_repetition_penalty(p, shape));

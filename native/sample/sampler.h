@@ -20,12 +20,15 @@ struct sample_result {
     int32_t n_top = 0;
 };
 
+struct request_shared;
+
 class sampler {
 public:
     // Validates p against shape (tmill::error invalid_argument with vLLM's messages) and builds the chain:
     // grammar mask, allowed_token_ids, bad_words, min_tokens, logit_bias, custom non-invariant processors, repetition,
     // frequency, presence, temperature, min_p, top_k, top_p, custom argmax-invariant processors.
-    sampler(const sampling_params & p, const request_shape & shape);
+    // `shared` (may be null): what the choices of one request share (sample/processors.h).
+    sampler(const sampling_params & p, const request_shape & shape, request_shared * shared = nullptr);
 
     // pre: row has shape.n_vocab logits of this sequence; history holds its prompt and output so far.
     // Clobbers row. Picks a token and accept()s it. No allocation, no throw.

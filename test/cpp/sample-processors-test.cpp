@@ -141,21 +141,44 @@ TM_TEST("sample: frequency and presence penalties count output tokens only") {
 }
 
 TM_TEST("sample: logit_bias adds clamped biases") {
+    const auto make_logit_bias = [](const tmill::sampling_params & p, const tmill::request_shape & shape) {
+        return tmill::make_logit_bias(p, shape);
+    };
     tmill::sampling_params p;
     p.logit_bias = {{1, 150.0f}, {2, -3.0f}, {0, -1000.0f}};
-    auto r = run(tmill::make_logit_bias, p, {1.0f, 1.0f, 1.0f});
+    auto r = run(make_logit_bias, p, {1.0f, 1.0f, 1.0f});
     CHECK_NEAR(r[0], -99.0, 1e-5);
     CHECK_NEAR(r[1], 101.0, 1e-5);
     CHECK_NEAR(r[2], -2.0, 1e-6);
     // A repeated id keeps its last bias, in any order (the last of {2: 5, 2: -3} is -3).
     p.logit_bias = {{2, 5.0f}, {0, 4.0f}, {1, 150.0f}, {0, 1.0f}, {2, -3.0f}};
-    r = run(tmill::make_logit_bias, p, {1.0f, 1.0f, 1.0f});
+    r = run(make_logit_bias, p, {1.0f, 1.0f, 1.0f});
     CHECK_NEAR(r[0], 2.0, 1e-6);
     CHECK_NEAR(r[1], 101.0, 1e-5);
     CHECK_NEAR(r[2], -2.0, 1e-6);
     p.logit_bias = {{3, 1.0f}, {-1, 1.0f}};
     CHECK_EQ(message_of([&] { tmill::make_logit_bias(p, shape_of(3)); }),
              std::string("token_id(s) [3, -1] in logit_bias contain out-of-vocab token ids. Vocabulary size: 3"));
+}
+
+TM_TEST("sample: the choices of a request share one merged logit_bias") {
+    tmill::sampling_params p;
+    p.logit_bias = {{2, 5.0f}, {0, 4.0f}, {2, -3.0f}};
+    const tmill::request_shape shape = shape_of(3);
+    tmill::request_shared shared;
+    tmill::processor_ptr first = tmill::make_logit_bias(p, shape, &shared);
+    CHECK(shared.logit_bias != nullptr);
+    CHECK_EQ(shared.logit_bias->size(), size_t(2));   // merged: {0: 4, 2: -3}
+    tmill::processor_ptr second = tmill::make_logit_bias(p, shape, &shared);
+    CHECK_EQ(shared.logit_bias.use_count(), 3L);     // one list: the request's and both choices'
+    for (const tmill::processor_ptr * proc : {&first, &second}) {
+        std::vector<float> row = {1.0f, 1.0f, 1.0f};
+        tmill::sampler_workspace ws(3);
+        (*proc)->apply(row.data(), history_of({}, {}), ws);
+        CHECK_NEAR(row[0], 5.0, 1e-6);
+        CHECK_NEAR(row[1], 1.0, 1e-6);
+        CHECK_NEAR(row[2], -2.0, 1e-6);
+    }
 }
 
 TM_TEST("sample: allowed_token_ids masks everything else") {

@@ -153,6 +153,15 @@ describe('engine.chat on stories260K', () => {
     expect(entry.bytes).toEqual([0xe2]);
   });
 
+  test('n > 1 with logit_bias: every choice samples under the request\'s bias (one merged list shared by the choices)', async () => {
+    const bias = { '300': 100, '301': -100 };
+    const one = await engine.chat(req({ n: 1, seed: 7, temperature: 1, max_completion_tokens: 3, logprobs: true, logit_bias: bias }));
+    const tokens = one.choices[0]!.logprobs!.content!.map((e) => e.token);
+    expect(new Set(tokens).size).toBe(1); // +100 on one id: it is every sampled token
+    const three = await engine.chat(req({ n: 3, seed: 7, temperature: 1, max_completion_tokens: 3, logprobs: true, logit_bias: bias }));
+    expect(three.choices.map((c) => c.logprobs!.content!.map((e) => e.token))).toEqual([tokens, tokens, tokens]);
+  });
+
   test('prompt_logprobs: null first, then the prompt token and its top N per position (vLLM shape)', async () => {
     const r = await engine.chat(req({ max_completion_tokens: 1, prompt_logprobs: 2 }));
     const pl = r.prompt_logprobs!;
