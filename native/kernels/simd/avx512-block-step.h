@@ -8,15 +8,16 @@
 // 8-lane FMA and one convert per 32 multiply-adds, and on Zen 4 those issue on the same two pipes as vpdpbusd,
 // which bound the old prompt tile. Here the lanes are 16 tokens, so the float work per (row, block) is one
 // convert, one multiply (d_w * d_x) and one FMA per 16 tokens, against 8 vpdpbusd:
-//  - prompts (2 tokens or more): the activations of each 16-token group repacked once per call in the VNNI
-//    layout of kernels/block-step/vnni-pack.h as x + 128 (vpdpbusd's unsigned operand); each weight quad a
-//    broadcast signed operand; the int32 accumulator starts at -128 * sum(w_b), which, with the panel's F32
-//    weight scales, is computed once per call for a panel of rows (whose blocks the nibble formats decode to
-//    int8 there too) and reused by every token group;
-//  - one token (decode): each row streamed on its own, as the docs explain (interleaved rows halve the read
-//    rate on the EPYC): per block one vpdpbusd of w + 128 (unsigned) against the signed x, the 8 lane vectors
-//    of 8 blocks reduced to their 8 block dots at once, minus 128 * sum(x_b) (once per call), then the 8
-//    scalar steps.
+//  - several tokens (from k_decode_max_tokens + 1 on): the activations of each 16-token group repacked once
+//    per call in the VNNI layout of kernels/block-step/vnni-pack.h as x + 128 (vpdpbusd's unsigned operand);
+//    each weight quad a broadcast signed operand; the int32 accumulator starts at -128 * sum(w_b), which, with
+//    the panel's F32 weight scales, is computed once per call for a panel of rows (whose blocks the nibble
+//    formats decode to int8 there too) and reused by every token group. A group of at most 8 tokens takes
+//    ymm lanes instead of zmm;
+//  - one token (decode), and each token of a call of at most k_decode_max_tokens: each row streamed on its
+//    own, as the docs explain (interleaved rows halve the read rate on the EPYC): per block one vpdpbusd of
+//    w + 128 (unsigned) against the signed x, the 8 lane vectors of 8 blocks reduced to their 8 block dots at
+//    once, minus 128 * sum(x_b) (once per call), then the 8 scalar steps.
 // Both compute every (row, token) element with the same operations, so a result never depends on the token
 // count, the row range or the threads (batch invariance), and equals the reference's bit for bit.
 #pragma once
@@ -66,7 +67,7 @@ inline int32_t sum_bytes32(__m256i q) {
     return _mm_cvtsi128_si32(h) - 32 * 128;
 }
 
-// ---- Prompts: 16 tokens per zmm ----
+// ---- Prompts: 16 tokens per zmm (8 per ymm for a group of at most 8) ----
 
 // Per (row, block) of a panel: the int32 accumulator's start -128 * sum(w_b) and the F32 weight scale.
 struct panel_entry {
@@ -79,35 +80,63 @@ struct panel_entry {
 constexpr size_t k_panel_bytes = 160 * 1024;
 constexpr int k_tile_rows = 8;   // rows sharing each activation load: 8 + 8 + 8 of the 32 zmm registers
 
-// R rows x 16 tokens: out[r * 16 + t]. Row r's int8 block b at q + r * rs + b * bs; its panel entries at
-// meta + r * nb; pack: the group's repacked activations.
-template <int R>
+// A prompt tile's vector: the 16 tokens of a group in a zmm, or, for a group of at most 8 tokens, its first 8
+// in a ymm (on Zen 4 a 512-bit operation holds its pipe for two cycles, so half the lanes cost half).
+struct lanes16 {
+    using vi = __m512i;
+    using vf = __m512;
+    static vi load(const uint8_t * p) { return _mm512_loadu_si512(p); }
+    static vf load_f(const uint8_t * p) { return _mm512_loadu_ps(reinterpret_cast<const float *>(p)); }
+    static vi set1(int32_t v) { return _mm512_set1_epi32(v); }
+    static vf set1_f(float v) { return _mm512_set1_ps(v); }
+    static vf zero() { return _mm512_setzero_ps(); }
+    static vi dpbusd(vi c, vi u, vi s) { return _mm512_dpbusd_epi32(c, u, s); }
+    static vf step(vf acc, vf dw, vf dx, vi c) { return _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(c), acc); }
+    static void store(float * p, vf v) { _mm512_storeu_ps(p, v); }
+};
+struct lanes8 {
+    using vi = __m256i;
+    using vf = __m256;
+    static vi load(const uint8_t * p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
+    static vf load_f(const uint8_t * p) { return _mm256_loadu_ps(reinterpret_cast<const float *>(p)); }
+    static vi set1(int32_t v) { return _mm256_set1_epi32(v); }
+    static vf set1_f(float v) { return _mm256_set1_ps(v); }
+    static vf zero() { return _mm256_setzero_ps(); }
+    static vi dpbusd(vi c, vi u, vi s) { return _mm256_dpbusd_epi32(c, u, s); }
+    static vf step(vf acc, vf dw, vf dx, vi c) { return _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(c), acc); }
+    static void store(float * p, vf v) { _mm256_storeu_ps(p, v); }
+};
+
+// R rows x the group's tokens in L's lanes: out[r * 16 + t]. Row r's int8 block b at q + r * rs + b * bs; its
+// panel entries at meta + r * nb; pack: the group's repacked activations (L reads the first lanes of each row).
+template <typename L, int R>
 void tile(const int8_t * q, size_t rs, size_t bs, const panel_entry * meta, int64_t nb, const uint8_t * pack, float * out) {
-    __m512 acc[R];
-    for (__m512 & a : acc) a = _mm512_setzero_ps();
+    typename L::vf acc[R];
+    for (auto & a : acc) a = L::zero();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t * xp = pack + size_t(b) * k_pack_block;
-        __m512i xv[k_pack_quads];
-        for (int k = 0; k < k_pack_quads; ++k) xv[k] = _mm512_loadu_si512(xp + 64 * k);
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xp + k_pack_quad_bytes));
+        typename L::vi xv[k_pack_quads];
+        for (int k = 0; k < k_pack_quads; ++k) xv[k] = L::load(xp + 64 * k);
+        const typename L::vf dx = L::load_f(xp + k_pack_quad_bytes);
         for (int r = 0; r < R; ++r) {
             const int8_t * wq = q + size_t(r) * rs + size_t(b) * bs;
             const panel_entry & e = meta[r * nb + b];
-            __m512i c = _mm512_set1_epi32(e.corr);
+            typename L::vi c = L::set1(e.corr);
             for (int k = 0; k < k_pack_quads; ++k) {
                 int32_t quad;
                 std::memcpy(&quad, wq + 4 * k, 4);
-                c = _mm512_dpbusd_epi32(c, xv[k], _mm512_set1_epi32(quad));
+                c = L::dpbusd(c, xv[k], L::set1(quad));
             }
-            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(e.dw), dx);
-            acc[r] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(c), acc[r]);
+            acc[r] = L::step(acc[r], L::set1_f(e.dw), dx, c);
         }
     }
-    for (int r = 0; r < R; ++r) _mm512_storeu_ps(out + 16 * r, acc[r]);
+    for (int r = 0; r < R; ++r) L::store(out + 16 * r, acc[r]);
 }
 
 using tile_fn = void (*)(const int8_t *, size_t, size_t, const panel_entry *, int64_t, const uint8_t *, float *);
-constexpr tile_fn k_tiles[k_tile_rows + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>};
+template <typename L>
+constexpr tile_fn k_tiles[k_tile_rows + 1] = {nullptr,     tile<L, 1>, tile<L, 2>, tile<L, 3>, tile<L, 4>,
+                                              tile<L, 5>, tile<L, 6>, tile<L, 7>, tile<L, 8>};
 
 // The panel entries of rows w .. w + rows - 1 (and, unless F::in_place, their int8 weights, nb * 32 bytes
 // per row).
@@ -154,9 +183,10 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
             const int64_t t0 = g * k_pack_tokens;
             const int n = int(n_tok - t0 < k_pack_tokens ? n_tok - t0 : k_pack_tokens);
             const uint8_t * xp = pack + size_t(g * nb) * k_pack_block;
+            const tile_fn * tiles = n <= 8 ? k_tiles<lanes8> : k_tiles<lanes16>;
             for (int64_t i = 0; i < rows; i += k_tile_rows) {
                 const int m = int(rows - i < k_tile_rows ? rows - i : k_tile_rows);
-                k_tiles[m](q + size_t(i) * rs, rs, bs, meta + i * nb, nb, xp, out);
+                tiles[m](q + size_t(i) * rs, rs, bs, meta + i * nb, nb, xp, out);
                 for (int t = 0; t < n; ++t)
                     for (int r = 0; r < m; ++r) y[(t0 + t) * ldy + p0 + i + r] = out[16 * r + t];
             }
