@@ -75,6 +75,8 @@ struct avx512_traits {
     // One token (decode) takes one row at a time: the weights then stream as one sequential read the
     // hardware prefetcher follows, where interleaving adjacent rows (8 or 4 here before) read several
     // streams a few KB apart in the same pages and roughly halved the GEMV's rate (docs/kernels.md).
+    // q8_rows_many is the generic Q8_0 tile walk's, which this level does not take (its Q8_0, Q4_0, Q5_0 and
+    // IQ4_NL matmuls are the block-step kernels, avx512-block-step.h); Q4_1 and Q5_1 walk with the others.
     static constexpr int float_rows_many = 4;
     static constexpr int q8_rows_one = 1, q8_rows_many = 5, q4_rows_many = 4;
 
