@@ -9,7 +9,7 @@
 // which bound the old prompt tile. Here the lanes are 16 tokens, so the float work per (row, block) is one
 // convert, one multiply (d_w * d_x) and one FMA per 16 tokens, against 8 vpdpbusd:
 //  - several tokens (from k_decode_max_tokens + 1 on): the activations of each 16-token group repacked once
-//    per call in the VNNI layout of kernels/block-step/vnni-pack.h as x + 128 (vpdpbusd's unsigned operand);
+//    per call (in passes of k_pass_groups groups) in the VNNI layout of kernels/block-step/vnni-pack.h as x + 128 (vpdpbusd's unsigned operand);
 //    each weight quad a broadcast signed operand; the int32 accumulator starts at -128 * sum(w_b), which, with
 //    the panel's F32 weight scales, is computed once per call for a panel of rows (whose blocks the nibble
 //    formats decode to int8 there too) and reused by every token group. A group of at most 8 tokens takes
@@ -153,42 +153,52 @@ void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, panel_en
     }
 }
 
+// Token groups packed at a time: bounds the per-thread pack buffer (16 * 576 bytes per block: 1.6 MB for a
+// 5632-wide row) whatever the batch; the weights are read once per this many tokens.
+constexpr int64_t k_pass_groups = 16;
+
 // Rows [r0, r1) x tokens [0, n_tok): false when the scratch buffers cannot be allocated.
 template <typename F>
 bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n_tok, int64_t nb, int64_t r0, int64_t r1,
                  float * y, int64_t ldy) {
     const int64_t groups = (n_tok + k_pack_tokens - 1) / k_pack_tokens;
+    const int64_t pass_groups = groups < k_pass_groups ? groups : k_pass_groups;
     const size_t row_bytes = size_t(nb) * (sizeof(panel_entry) + (F::in_place ? 0 : quant::qk8_0));
     int64_t panel_rows = int64_t(k_panel_bytes / row_bytes) / k_tile_rows * k_tile_rows;
     if (panel_rows < k_tile_rows) panel_rows = k_tile_rows;
     if (panel_rows > r1 - r0) panel_rows = r1 - r0;
-    uint8_t * pack = scratch_space<0>(size_t(groups * nb) * k_pack_block);
+    uint8_t * pack = scratch_space<0>(size_t(pass_groups * nb) * k_pack_block);
     uint8_t * panel = scratch_space<1>(size_t(panel_rows) * row_bytes);
     if (!pack || !panel) return false;
-    for (int64_t g = 0; g < groups; ++g) {
-        const int n = int(n_tok - g * k_pack_tokens < k_pack_tokens ? n_tok - g * k_pack_tokens : k_pack_tokens);
-        pack_tokens<0x80>(x + size_t(g * k_pack_tokens) * xb, xb, n, nb, pack + size_t(g * nb) * k_pack_block);
-    }
     auto * meta = reinterpret_cast<panel_entry *>(panel);
     int8_t * staging = reinterpret_cast<int8_t *>(panel + size_t(panel_rows * nb) * sizeof(panel_entry));
     alignas(64) float out[k_tile_rows * k_pack_tokens];
-    for (int64_t p0 = r0; p0 < r1; p0 += panel_rows) {
-        const int64_t rows = panel_rows < r1 - p0 ? panel_rows : r1 - p0;
-        const char * wp = w + size_t(p0) * wb;
-        prepare_panel<F>(wp, wb, rows, nb, meta, staging);
-        const int8_t * q = F::in_place ? reinterpret_cast<const int8_t *>(wp + offsetof(typename F::block, qs)) : staging;
-        const size_t rs = F::in_place ? wb : size_t(nb) * quant::qk8_0;
-        const size_t bs = F::in_place ? sizeof(typename F::block) : size_t(quant::qk8_0);
-        for (int64_t g = 0; g < groups; ++g) {
-            const int64_t t0 = g * k_pack_tokens;
-            const int n = int(n_tok - t0 < k_pack_tokens ? n_tok - t0 : k_pack_tokens);
-            const uint8_t * xp = pack + size_t(g * nb) * k_pack_block;
-            const tile_fn * tiles = n <= 8 ? k_tiles<lanes8> : k_tiles<lanes16>;
-            for (int64_t i = 0; i < rows; i += k_tile_rows) {
-                const int m = int(rows - i < k_tile_rows ? rows - i : k_tile_rows);
-                tiles[m](q + size_t(i) * rs, rs, bs, meta + i * nb, nb, xp, out);
-                for (int t = 0; t < n; ++t)
-                    for (int r = 0; r < m; ++r) y[(t0 + t) * ldy + p0 + i + r] = out[16 * r + t];
+    for (int64_t g0 = 0; g0 < groups; g0 += pass_groups) {
+        const int64_t g1 = g0 + pass_groups < groups ? g0 + pass_groups : groups;
+        auto tokens_of = [&](int64_t g) {
+            const int64_t left = n_tok - g * k_pack_tokens;
+            return int(left < k_pack_tokens ? left : k_pack_tokens);
+        };
+        for (int64_t g = g0; g < g1; ++g)
+            pack_tokens<0x80>(x + size_t(g * k_pack_tokens) * xb, xb, tokens_of(g), nb, pack + size_t((g - g0) * nb) * k_pack_block);
+        for (int64_t p0 = r0; p0 < r1; p0 += panel_rows) {
+            const int64_t rows = panel_rows < r1 - p0 ? panel_rows : r1 - p0;
+            const char * wp = w + size_t(p0) * wb;
+            prepare_panel<F>(wp, wb, rows, nb, meta, staging);
+            const int8_t * q = F::in_place ? reinterpret_cast<const int8_t *>(wp + offsetof(typename F::block, qs)) : staging;
+            const size_t rs = F::in_place ? wb : size_t(nb) * quant::qk8_0;
+            const size_t bs = F::in_place ? sizeof(typename F::block) : size_t(quant::qk8_0);
+            for (int64_t g = g0; g < g1; ++g) {
+                const int64_t t0 = g * k_pack_tokens;
+                const int n = tokens_of(g);
+                const uint8_t * xp = pack + size_t((g - g0) * nb) * k_pack_block;
+                const tile_fn * tiles = n <= 8 ? k_tiles<lanes8> : k_tiles<lanes16>;
+                for (int64_t i = 0; i < rows; i += k_tile_rows) {
+                    const int m = int(rows - i < k_tile_rows ? rows - i : k_tile_rows);
+                    tiles[m](q + size_t(i) * rs, rs, bs, meta + i * nb, nb, xp, out);
+                    for (int t = 0; t < n; ++t)
+                        for (int r = 0; r < m; ++r) y[(t0 + t) * ldy + p0 + i + r] = out[16 * r + t];
+                }
             }
         }
     }
