@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace tmill::kernels {
 namespace {
@@ -66,12 +67,14 @@ inline __m256i sums8(const __m256i * v) {
     return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
 }
 
-// The sum of 32 signed bytes (exact): sad of the bytes + 128 against zero, less 32 * 128.
-inline int32_t sum_bytes32(__m256i q) {
-    const __m256i s = _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8(char(0x80))), _mm256_setzero_si256());
-    __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    h = _mm_add_epi64(h, _mm_unpackhi_epi64(h, h));
-    return _mm_cvtsi128_si32(h) - 32 * 128;
+// -128 * the sum of each of 8 blocks' 32 signed bytes (exact; lane i for q[i]): the vpdpbusd correction of
+// both kernels (weights in prompt panels, the token's activations in decode), one vpdpbusd against ones per
+// block, the 8 reduced together.
+inline __m256i corrections8(const __m256i * q) {
+    const __m256i ones = _mm256_set1_epi8(1);
+    __m256i v[8];
+    for (int i = 0; i < 8; ++i) v[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, q[i]);
+    return _mm256_mullo_epi32(sums8(v), _mm256_set1_epi32(-128));
 }
 
 // ---- Prompts: 16 tokens per zmm (8 per ymm for a group of at most 8) ----
@@ -149,43 +152,45 @@ template <typename L>
 constexpr tile_fn k_tiles[k_tile_rows + 1] = {nullptr,     tile<L, 1>, tile<L, 2>, tile<L, 3>, tile<L, 4>,
                                               tile<L, 5>, tile<L, 6>, tile<L, 7>, tile<L, 8>};
 
+// The panel entries of n <= 8 consecutive blocks (Full: n == 8, the common case, without the per-block tests):
+// their corrections8 (zero blocks past n) and their F16 scales converted in one register, stored as
+// interleaved entries; unless F::in_place, the blocks' int8 weights to dst too.
+template <typename F, bool Full>
+__attribute__((always_inline)) inline void panel_group(const typename F::block * blk, int n, panel_entry * e, int8_t * dst) {
+    static_assert(sizeof(panel_entry) == 8, "entries are stored as interleaved int32/F32 lanes");
+    __m256i q[8];
+    __m128i d = _mm_setzero_si128();
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        const bool in = Full || i < n;
+        q[i] = in ? F::values(blk[i]) : _mm256_setzero_si256();
+        if (in) d = _mm_insert_epi16(d, blk[i].d, i);
+        if constexpr (!F::in_place)
+            if (in) _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + size_t(i) * quant::qk8_0), q[i]);
+    }
+    const __m256 corr = _mm256_castsi256_ps(corrections8(q));
+    const __m256 dw = _mm256_cvtph_ps(d);
+    const __m256 lo = _mm256_unpacklo_ps(corr, dw);   // entries 0, 1 | 4, 5
+    const __m256 hi = _mm256_unpackhi_ps(corr, dw);   // entries 2, 3 | 6, 7
+    alignas(32) panel_entry group[8];
+    panel_entry * out = Full ? e : group;
+    _mm256_storeu_ps(reinterpret_cast<float *>(out), _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(reinterpret_cast<float *>(out + 4), _mm256_permute2f128_ps(lo, hi, 0x31));
+    if (!Full) std::memcpy(e, group, size_t(n) * sizeof(panel_entry));
+}
+
 // The panel entries of rows w .. w + rows - 1 (and, unless F::in_place, their int8 weights, nb * 32 bytes
-// per row).
-// 8 blocks at a time: their sums as 8 lane vectors reduced together and their F16 scales converted in one
-// register, then stored as 8 interleaved entries (one block at a time, the reductions and conversions were
-// about a tenth of a 512-token prefill).
+// per row), 8 blocks at a time (one block at a time, the reductions and conversions were about a tenth of a
+// 512-token prefill).
 template <typename F>
 void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, panel_entry * meta, int8_t * staging) {
-    static_assert(sizeof(panel_entry) == 8, "entries are stored as interleaved int32/F32 lanes");
-    const __m256i ones = _mm256_set1_epi8(1);
     for (int64_t r = 0; r < rows; ++r) {
         const auto * blk = reinterpret_cast<const typename F::block *>(w + size_t(r) * wb);
         panel_entry * e = meta + r * nb;
-        int8_t * dst = F::in_place ? nullptr : staging + size_t(r * nb) * quant::qk8_0;
+        auto dst_at = [&](int64_t b) -> int8_t * { return F::in_place ? nullptr : staging + size_t(r * nb + b) * quant::qk8_0; };
         int64_t b = 0;
-        for (; b + 8 <= nb; b += 8) {
-            __m256i v[8];
-            __m128i d = _mm_setzero_si128();
-#pragma GCC unroll 8
-            for (int i = 0; i < 8; ++i) {
-                const __m256i q = F::values(blk[b + i]);
-                v[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, q);
-                d = _mm_insert_epi16(d, blk[b + i].d, i);
-                if constexpr (!F::in_place)
-                    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + size_t(b + i) * quant::qk8_0), q);
-            }
-            const __m256 corr = _mm256_castsi256_ps(_mm256_mullo_epi32(sums8(v), _mm256_set1_epi32(-128)));
-            const __m256 dw = _mm256_cvtph_ps(d);
-            const __m256 lo = _mm256_unpacklo_ps(corr, dw);   // entries 0, 1 | 4, 5
-            const __m256 hi = _mm256_unpackhi_ps(corr, dw);   // entries 2, 3 | 6, 7
-            _mm256_storeu_ps(reinterpret_cast<float *>(e + b), _mm256_permute2f128_ps(lo, hi, 0x20));
-            _mm256_storeu_ps(reinterpret_cast<float *>(e + b + 4), _mm256_permute2f128_ps(lo, hi, 0x31));
-        }
-        for (; b < nb; ++b) {
-            const __m256i q = F::values(blk[b]);
-            e[b] = panel_entry{-128 * sum_bytes32(q), _cvtsh_ss(blk[b].d)};
-            if constexpr (!F::in_place) _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + size_t(b) * quant::qk8_0), q);
-        }
+        for (; b + 8 <= nb; b += 8) panel_group<F, true>(blk + b, 8, e + b, dst_at(b));
+        if (b < nb) panel_group<F, false>(blk + b, int(nb - b), e + b, dst_at(b));
     }
 }
 
@@ -351,13 +356,16 @@ bool decode_rows(const char * w, size_t wb, const char * x, int64_t nb, int64_t 
     if (!xbuf) return false;
     auto * xg = reinterpret_cast<x_group *>((reinterpret_cast<uintptr_t>(xbuf) + 31) & ~uintptr_t(31));
     const auto * xb = reinterpret_cast<const quant::block_q8_0 *>(x);
-    for (int64_t b = 0; b < groups * 8; ++b) {
-        x_group & g = xg[b / 8];
-        const int i = int(b % 8);
-        const __m256i q = b < nb ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xb[b].qs)) : _mm256_setzero_si256();
-        _mm256_store_si256(reinterpret_cast<__m256i *>(g.qs[i]), q);
-        g.corr[i] = -128 * sum_bytes32(q);
-        g.dx[i] = b < nb ? _cvtsh_ss(xb[b].d) : 0.0f;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+        x_group & g = xg[gi];
+        __m256i q[8];
+        for (int i = 0; i < 8; ++i) {
+            const int64_t b = gi * 8 + i;
+            q[i] = b < nb ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xb[b].qs)) : _mm256_setzero_si256();
+            _mm256_store_si256(reinterpret_cast<__m256i *>(g.qs[i]), q[i]);
+            g.dx[i] = b < nb ? _cvtsh_ss(xb[b].d) : 0.0f;
+        }
+        _mm256_store_si256(reinterpret_cast<__m256i *>(g.corr), corrections8(q));
     }
     for (int64_t r = r0; r < r1; ++r) y[r] = row_dot<F>(reinterpret_cast<const typename F::block *>(w + size_t(r) * wb), xg, nb);
     return true;
