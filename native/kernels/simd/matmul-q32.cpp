@@ -9,6 +9,7 @@
 // into one 8-lane float accumulator (fma) and, for Q4_1/Q5_1, m_w * s_x into a float scalar added after the
 // final hsum8 — ggml's x86 arithmetic for these types. Every pair sees the same operations in the same block
 // order whatever the tile, so a result does not depend on the batch (batch invariance).
+#include "kernels/pair-scales.h"
 #include "kernels/simd/int8-weights.h"
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
@@ -64,21 +65,21 @@ void tile_q32(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in
         for (int t = 0; t < T; ++t) { acc[r][t] = _mm256_setzero_ps(); offset[r][t] = 0.0f; }
     for (int64_t b = 0; b < nb; ++b) {
         __m256i xq[T];
-        float dx[T], sx[T];
+        float sx[T];
         for (int t = 0; t < T; ++t) {
             const A * xblk = reinterpret_cast<const A *>(x + size_t(t) * xb) + b;
             xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xblk->qs));
-            dx[t] = f16(xblk->d);
             if constexpr (F::has_min) sx[t] = f16(xblk->s);
         }
+        const __m128 dx = token_scales<A, T>(x, xb, b);
         for (int r = 0; r < R; ++r) {
             const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
             const __m256i wq = F::weights(*wblk);
             const __m256i wabs = _mm256_sign_epi8(wq, wq);
-            const float dw = f16(wblk->d);
+            const __m256 scales = row_scales(wblk->d, dx);
             for (int t = 0; t < T; ++t) {
                 const __m256i p = int_dots::q8_lanes(wabs, wq, xq[t]);
-                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * dx[t]), _mm256_cvtepi32_ps(p), acc[r][t]);
+                acc[r][t] = _mm256_fmadd_ps(pair_scale(scales, t), _mm256_cvtepi32_ps(p), acc[r][t]);
                 if constexpr (F::has_min) offset[r][t] += f16(wblk->m) * sx[t];
             }
         }

@@ -6,6 +6,7 @@
 // exact integers, so how an ISA forms them is free (int_dots::q8_lanes); every pair sees the same float
 // operations in the same block order in every tile shape, so a result does not depend on the tile, n_tok or
 // the task split (batch invariance).
+#include "kernels/pair-scales.h"
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
 #include "quant/q4-0.h"
@@ -18,7 +19,6 @@ namespace {
 using quant::block_q4_0;
 using quant::block_q8_0;
 
-float f16(uint16_t h) { return _cvtsh_ss(h); }
 __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
 
 // Q8_0 weights: the lanes from |w| and x signed by w.
@@ -29,20 +29,16 @@ void tile_q8_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
     auto & acc = tile.v;
     for (int64_t b = 0; b < nb; ++b) {
         __m256i xq[T];
-        float dx[T];
-        for (int t = 0; t < T; ++t) {
-            const block_q8_0 * xblk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
-            xq[t] = load256(xblk->qs);
-            dx[t] = f16(xblk->d);
-        }
+        for (int t = 0; t < T; ++t) xq[t] = load256((reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b)->qs);
+        const __m128 dx = token_scales<block_q8_0, T>(x, xb, b);
         for (int r = 0; r < R; ++r) {
             const block_q8_0 * wblk = reinterpret_cast<const block_q8_0 *>(w + size_t(r) * wb) + b;
             const __m256i wq = load256(wblk->qs);
             const __m256i wabs = _mm256_sign_epi8(wq, wq);
-            const float dw = f16(wblk->d);
+            const __m256 scales = row_scales(wblk->d, dx);
             for (int t = 0; t < T; ++t) {
                 const __m256i p = int_dots::q8_lanes(wabs, wq, xq[t]);
-                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * dx[t]), _mm256_cvtepi32_ps(p), acc[r][t]);
+                acc[r][t] = _mm256_fmadd_ps(pair_scale(scales, t), _mm256_cvtepi32_ps(p), acc[r][t]);
             }
         }
     }
@@ -58,21 +54,19 @@ void tile_q4_0(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         __m256i xq[T], x8[T];
-        float dx[T];
         for (int t = 0; t < T; ++t) {
-            const block_q8_0 * xblk = reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b;
-            xq[t] = load256(xblk->qs);
+            xq[t] = load256((reinterpret_cast<const block_q8_0 *>(x + size_t(t) * xb) + b)->qs);
             x8[t] = int_dots::q4_x8(xq[t]);
-            dx[t] = f16(xblk->d);
         }
+        const __m128 dx = token_scales<block_q8_0, T>(x, xb, b);
         for (int r = 0; r < R; ++r) {
             const block_q4_0 * wblk = reinterpret_cast<const block_q4_0 *>(w + size_t(r) * wb) + b;
             const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->qs));
             const __m256i wn = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low4);  // 0..15 low lane, 16..31 high
-            const float dw = f16(wblk->d);
+            const __m256 scales = row_scales(wblk->d, dx);
             for (int t = 0; t < T; ++t) {
                 const __m256i p = int_dots::q4_lanes(wn, xq[t], x8[t]);
-                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * dx[t]), _mm256_cvtepi32_ps(p), acc[r][t]);
+                acc[r][t] = _mm256_fmadd_ps(pair_scale(scales, t), _mm256_cvtepi32_ps(p), acc[r][t]);
             }
         }
     }
