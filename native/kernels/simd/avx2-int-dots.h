@@ -1,4 +1,4 @@
-// AVX2's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q8-0.cpp,
+// AVX2's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q32.cpp,
 // matmul-k.cpp): how a block's int32 lane sums are formed (maddubs of unsigned by signed bytes, then madd),
 // and the K-quant super-block tiles. Internal linkage, as tiling.h.
 #pragma once

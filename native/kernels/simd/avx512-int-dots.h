@@ -1,5 +1,5 @@
-// AVX-512's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q8-0.cpp,
-// matmul-q32.cpp, matmul-k.cpp): the block-step kernels for Q8_0, Q4_0, Q5_0 and IQ4_NL (avx512-block-step.h),
+// AVX-512's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q32.cpp,
+// matmul-k.cpp): the block-step kernels for Q8_0, Q4_0, Q5_0 and IQ4_NL (avx512-block-step.h),
 // VNNI dpbusd lane sums on 256-bit registers for the other 32-block types, and the K-quant super-block tiles
 // 64 weights a register.
 // Internal linkage, as tiling.h.
