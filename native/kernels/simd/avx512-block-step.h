@@ -268,28 +268,32 @@ struct alignas(32) x_group {
     float dx[8];
 };
 
-// Blocks 0 .. N - 1 (N <= 8) of a row's 8-block group against the token's group: lane i of dots the exact
-// block dot c_i as float, lane i of scales d_w * d_x rounded to float (lanes >= N zero). Per block one
-// vpdpbusd of w + 128 (unsigned) against the signed x; the group's -128 * sum(x) corrects the 8 sums at once.
-template <typename F, int N>
-__attribute__((always_inline)) inline void block_dots(const typename F::block * w, const x_group & x, __m256 & dots,
-                                                      __m256 & scales) {
+// Blocks 0 .. N - 1 (N <= 8) of a row's 8-block group against T tokens' groups x[t]: lane i of dots[t] the
+// exact block dot c_i as float, lane i of scales[t] d_w * d_x rounded to float (lanes >= N zero). Per block
+// one vpdpbusd of w + 128 (unsigned) against each token's signed x, the weights loaded and offset once for
+// the T tokens; a group's -128 * sum(x) corrects its 8 sums at once.
+template <typename F, int N, int T>
+__attribute__((always_inline)) inline void block_dots(const typename F::block * w, const x_group * const * x, __m256 * dots,
+                                                      __m256 * scales) {
     const __m256i bias = _mm256_set1_epi8(char(0x80));
-    __m256i v[8];
+    __m256i wu[8];
     // The F16 scales gathered lane by lane in a register (narrow stores then one wide load would stall on
     // store forwarding).
     __m128i dw = _mm_setzero_si128();
-    for (int i = 0; i < 8; ++i) {
-        if (i < N) {
-            v[i] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_xor_si256(F::values(w[i]), bias),
-                                       _mm256_load_si256(reinterpret_cast<const __m256i *>(x.qs[i])));
-            dw = _mm_insert_epi16(dw, w[i < N ? i : 0].d, i & 7);
-        } else {
-            v[i] = _mm256_setzero_si256();
-        }
+    for (int i = 0; i < N; ++i) {
+        wu[i] = _mm256_xor_si256(F::values(w[i]), bias);
+        dw = _mm_insert_epi16(dw, w[i].d, i & 7);
     }
-    dots = _mm256_cvtepi32_ps(_mm256_add_epi32(sums8(v), _mm256_load_si256(reinterpret_cast<const __m256i *>(x.corr))));
-    scales = _mm256_mul_ps(_mm256_cvtph_ps(dw), _mm256_load_ps(x.dx));
+    const __m256 dwf = _mm256_cvtph_ps(dw);
+    for (int t = 0; t < T; ++t) {
+        __m256i v[8];
+        for (int i = 0; i < 8; ++i)
+            v[i] = i < N ? _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu[i < N ? i : 0],
+                                               _mm256_load_si256(reinterpret_cast<const __m256i *>(x[t]->qs[i])))
+                         : _mm256_setzero_si256();
+        dots[t] = _mm256_cvtepi32_ps(_mm256_add_epi32(sums8(v), _mm256_load_si256(reinterpret_cast<const __m256i *>(x[t]->corr))));
+        scales[t] = _mm256_mul_ps(dwf, _mm256_load_ps(x[t]->dx));
+    }
 }
 
 // The first N of 8 steps (lane i: block i's scale product and dot) applied to acc in lane order.
@@ -308,55 +312,54 @@ __attribute__((always_inline)) inline __m128 steps(__m256 scales, __m256 dots, _
     return acc;
 }
 
-// The last, partial group of a row (N = nb % 8 blocks): its dots and scales, and its steps.
-template <typename F, int N>
-void tail_dots(const typename F::block * w, const x_group & x, __m256 & dots, __m256 & scales) {
-    block_dots<F, N>(w, x, dots, scales);
+// The last, partial group of a row (N = nb % 8 blocks) against T tokens: its dots and scales, and its steps.
+template <typename F, int T, int N>
+void tail_group(const typename F::block * w, const x_group * const * x, __m128 * acc) {
+    __m256 dots[T], scales[T];
+    block_dots<F, N, T>(w, x, dots, scales);
+    for (int t = 0; t < T; ++t) acc[t] = steps<N>(scales[t], dots[t], acc[t]);
 }
-template <int N>
-__m128 tail_steps(__m256 scales, __m256 dots, __m128 acc) {
-    return steps<N>(scales, dots, acc);
-}
-template <typename F>
+template <typename F, int T>
 struct tails {
-    using dots_fn = void (*)(const typename F::block *, const x_group &, __m256 &, __m256 &);
-    using steps_fn = __m128 (*)(__m256, __m256, __m128);
-    static constexpr dots_fn dots[8] = {nullptr, tail_dots<F, 1>, tail_dots<F, 2>, tail_dots<F, 3>,
-                                        tail_dots<F, 4>, tail_dots<F, 5>, tail_dots<F, 6>, tail_dots<F, 7>};
-    static constexpr steps_fn steps[8] = {nullptr, tail_steps<1>, tail_steps<2>, tail_steps<3>,
-                                          tail_steps<4>, tail_steps<5>, tail_steps<6>, tail_steps<7>};
+    using fn = void (*)(const typename F::block *, const x_group * const *, __m128 *);
+    static constexpr fn group[8] = {nullptr,              tail_group<F, T, 1>, tail_group<F, T, 2>, tail_group<F, T, 3>,
+                                    tail_group<F, T, 4>, tail_group<F, T, 5>, tail_group<F, T, 6>, tail_group<F, T, 7>};
 };
 
-// One row: its groups' dots and scales, then their steps in block order, scalar. (Running 8 rows' steps
-// together in 8 lanes, from the rows' dots and scales stored to a small buffer and transposed, was ~10 %
-// slower with the weights coming from memory, though faster from L2: the stores cost more than the lane
-// moves they save.)
-template <typename F>
-float row_dot(const typename F::block * w, const x_group * x, int64_t nb) {
-    __m128 acc = _mm_setzero_ps();
+// One row against T tokens (x[t]: token t's groups): per group the dots and scales, then the steps in block
+// order, scalar, one chain per token; the row's weights are read once for the T tokens. (Running 8 rows'
+// steps together in 8 lanes, from the rows' dots and scales stored to a small buffer and transposed, was
+// ~10 % slower with the weights coming from memory, though faster from L2: the stores cost more than the
+// lane moves they save.)
+template <typename F, int T>
+void row_dots(const typename F::block * w, const x_group * const * x, int64_t nb, float * out, int64_t ldo) {
+    __m128 acc[T];
+    for (auto & a : acc) a = _mm_setzero_ps();
     const int64_t groups = nb / 8;
+    const x_group * xg[T];
     for (int64_t g = 0; g < groups; ++g) {
-        __m256 dots, scales;
-        block_dots<F, 8>(w + 8 * g, x[g], dots, scales);
-        acc = steps<8>(scales, dots, acc);
+        for (int t = 0; t < T; ++t) xg[t] = x[t] + g;
+        __m256 dots[T], scales[T];
+        block_dots<F, 8, T>(w + 8 * g, xg, dots, scales);
+        for (int t = 0; t < T; ++t) acc[t] = steps<8>(scales[t], dots[t], acc[t]);
     }
     if (const int rest = int(nb % 8)) {
-        __m256 dots, scales;
-        tails<F>::dots[rest](w + 8 * groups, x[groups], dots, scales);
-        acc = tails<F>::steps[rest](scales, dots, acc);
+        for (int t = 0; t < T; ++t) xg[t] = x[t] + groups;
+        tails<F, T>::group[rest](w + 8 * groups, xg, acc);
     }
-    return _mm_cvtss_f32(acc);
+    for (int t = 0; t < T; ++t) out[t * ldo] = _mm_cvtss_f32(acc[t]);
 }
 
-// Rows [r0, r1) x token x (one row): false when the scratch buffers cannot be allocated.
-template <typename F>
-bool decode_rows(const char * w, size_t wb, const char * x, int64_t nb, int64_t r0, int64_t r1, float * y) {
-    const int64_t groups = (nb + 7) / 8;
-    uint8_t * xbuf = scratch_space<0>(size_t(groups) * sizeof(x_group) + 32);   // 32 bytes of slack to align it
-    if (!xbuf) return false;
-    auto * xg = reinterpret_cast<x_group *>((reinterpret_cast<uintptr_t>(xbuf) + 31) & ~uintptr_t(31));
-    const auto * xb = reinterpret_cast<const quant::block_q8_0 *>(x);
-    for (int64_t gi = 0; gi < groups; ++gi) {
+// Up to this many tokens take the row-streaming kernel (row_dots), each row's weights read once for all of
+// them (measured on the EPYC, one TinyLlama-shape layer: token by token, 2 tokens ran 1.3x and 3 tokens 1.0x
+// the old tiles' speed, against 0.67x through the 16-lane tile, whose lanes would be mostly empty; sharing
+// the row's loads then made 2 and 3 concurrent streams 26 % and 18 % faster through Engine); from 4 on, the
+// prompt tile.
+constexpr int64_t k_decode_max_tokens = 3;
+
+// One token's blocks as x_groups (groups of 8; blocks past nb zero).
+inline void prepare_token(const quant::block_q8_0 * xb, int64_t nb, x_group * xg) {
+    for (int64_t gi = 0; gi < (nb + 7) / 8; ++gi) {
         x_group & g = xg[gi];
         __m256i q[8];
         for (int i = 0; i < 8; ++i) {
@@ -367,14 +370,28 @@ bool decode_rows(const char * w, size_t wb, const char * x, int64_t nb, int64_t 
         }
         _mm256_store_si256(reinterpret_cast<__m256i *>(g.corr), corrections8(q));
     }
-    for (int64_t r = r0; r < r1; ++r) y[r] = row_dot<F>(reinterpret_cast<const typename F::block *>(w + size_t(r) * wb), xg, nb);
-    return true;
 }
 
-// Up to this many tokens take the one-token kernel token by token (measured on the EPYC, one TinyLlama-shape
-// layer: 2 tokens 1.3x and 3 tokens 1.0x the old tiles' speed this way, against 0.67x through the 16-lane
-// tile, whose lanes would be mostly empty); from 4 on, the prompt tile.
-constexpr int64_t k_decode_max_tokens = 3;
+// Rows [r0, r1) x tokens [0, n_tok), n_tok <= k_decode_max_tokens, each row once against all the tokens
+// (row_dots): false when the scratch buffer cannot be allocated.
+template <typename F>
+bool decode_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n_tok, int64_t nb, int64_t r0, int64_t r1,
+                 float * y, int64_t ldy) {
+    const int64_t groups = (nb + 7) / 8;
+    uint8_t * xbuf = scratch_space<0>(size_t(n_tok * groups) * sizeof(x_group) + 32);   // 32 bytes of slack to align it
+    if (!xbuf) return false;
+    auto * xg = reinterpret_cast<x_group *>((reinterpret_cast<uintptr_t>(xbuf) + 31) & ~uintptr_t(31));
+    const x_group * tokens[k_decode_max_tokens];
+    for (int64_t t = 0; t < n_tok; ++t) {
+        prepare_token(reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb), nb, xg + t * groups);
+        tokens[t] = xg + t * groups;
+    }
+    using rows_fn = void (*)(const typename F::block *, const x_group * const *, int64_t, float *, int64_t);
+    static_assert(k_decode_max_tokens == 3, "one row_dots instance per token count");
+    const rows_fn dots = n_tok == 1 ? row_dots<F, 1> : n_tok == 2 ? row_dots<F, 2> : row_dots<F, 3>;
+    for (int64_t r = r0; r < r1; ++r) dots(reinterpret_cast<const typename F::block *>(w + size_t(r) * wb), tokens, nb, y + r, ldy);
+    return true;
+}
 
 // The matmul_rows_kernel of format F.
 template <typename F>
@@ -386,7 +403,7 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     const char * xc = static_cast<const char *>(x);
     bool done = true;
     if (n_tok <= k_decode_max_tokens) {
-        for (int64_t t = 0; t < n_tok && done; ++t) done = decode_rows<F>(wc, wb, xc + size_t(t) * xb, nb, r0, r1, y + t * ldy);
+        done = decode_rows<F>(wc, wb, xc, xb, n_tok, nb, r0, r1, y, ldy);
     } else {
         done = prompt_rows<F>(wc, wb, xc, xb, n_tok, nb, r0, r1, y, ldy);
     }
