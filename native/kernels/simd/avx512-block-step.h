@@ -14,10 +14,10 @@
 //    the panel's F32 weight scales, is computed once per call for a panel of rows (whose blocks the nibble
 //    formats decode to int8 there too) and reused by every token group. A group of at most 8 tokens takes
 //    ymm lanes instead of zmm;
-//  - one token (decode), and each token of a call of at most k_decode_max_tokens: each row streamed on its
-//    own, as the docs explain (interleaved rows halve the read rate on the EPYC): per block one vpdpbusd of
-//    w + 128 (unsigned) against the signed x, the 8 lane vectors of 8 blocks reduced to their 8 block dots at
-//    once, minus 128 * sum(x_b) (once per call), then the 8 scalar steps.
+//  - one token (decode), or a call of at most k_decode_max_tokens: each row streamed on its own, as the docs
+//    explain (interleaved rows halve the read rate on the EPYC), once for all the call's tokens: per block
+//    and token one vpdpbusd of w + 128 (unsigned) against the signed x, the 8 lane vectors of 8 blocks
+//    reduced to their 8 block dots at once, minus 128 * sum(x_b) (once per call), then the 8 scalar steps.
 // Both compute every (row, token) element with the same operations, so a result never depends on the token
 // count, the row range or the threads (batch invariance), and equals the reference's bit for bit.
 #pragma once
@@ -28,7 +28,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <cstring>
+#include <utility>
 
 namespace tmill::kernels {
 namespace {
@@ -351,11 +353,11 @@ void row_dots(const typename F::block * w, const x_group * const * x, int64_t nb
 }
 
 // Up to this many tokens take the row-streaming kernel (row_dots), each row's weights read once for all of
-// them (measured on the EPYC, one TinyLlama-shape layer: token by token, 2 tokens ran 1.3x and 3 tokens 1.0x
-// the old tiles' speed, against 0.67x through the 16-lane tile, whose lanes would be mostly empty; sharing
-// the row's loads then made 2 and 3 concurrent streams 26 % and 18 % faster through Engine); from 4 on, the
-// prompt tile.
-constexpr int64_t k_decode_max_tokens = 3;
+// them; from 5 on, the prompt tile. Measured on the EPYC, N concurrent streams through Engine (TinyLlama-shape
+// Q8_0, 2 threads): sharing the row's loads made 2, 3 and 4 streams 26 %, 18 % and 16 % faster than one
+// token at a time (2, 3) or the 8-lane prompt tile (4); at 5, 6 and 8 streams the prompt tile is faster
+// (6 streams: 58 against 68 tok/s).
+constexpr int64_t k_decode_max_tokens = 4;
 
 // One token's blocks as x_groups (groups of 8; blocks past nb zero).
 inline void prepare_token(const quant::block_q8_0 * xb, int64_t nb, x_group * xg) {
@@ -372,6 +374,13 @@ inline void prepare_token(const quant::block_q8_0 * xb, int64_t nb, x_group * xg
     }
 }
 
+// row_dots<F, T> for T = 1 .. k_decode_max_tokens, indexed by T.
+template <typename F, int... T>
+constexpr auto row_dots_for(std::integer_sequence<int, T...>) {
+    using fn = void (*)(const typename F::block *, const x_group * const *, int64_t, float *, int64_t);
+    return std::array<fn, sizeof...(T)>{(T == 0 ? fn(nullptr) : row_dots<F, (T > 0 ? T : 1)>)...};
+}
+
 // Rows [r0, r1) x tokens [0, n_tok), n_tok <= k_decode_max_tokens, each row once against all the tokens
 // (row_dots): false when the scratch buffer cannot be allocated.
 template <typename F>
@@ -386,9 +395,7 @@ bool decode_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
         prepare_token(reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb), nb, xg + t * groups);
         tokens[t] = xg + t * groups;
     }
-    using rows_fn = void (*)(const typename F::block *, const x_group * const *, int64_t, float *, int64_t);
-    static_assert(k_decode_max_tokens == 3, "one row_dots instance per token count");
-    const rows_fn dots = n_tok == 1 ? row_dots<F, 1> : n_tok == 2 ? row_dots<F, 2> : row_dots<F, 3>;
+    const auto dots = row_dots_for<F>(std::make_integer_sequence<int, k_decode_max_tokens + 1>{})[n_tok];
     for (int64_t r = r0; r < r1; ++r) dots(reinterpret_cast<const typename F::block *>(w + size_t(r) * wb), tokens, nb, y + r, ldy);
     return true;
 }
