@@ -17,7 +17,8 @@
 //  - one token (decode), or a call of at most k_decode_max_tokens: each row streamed on its own, as the docs
 //    explain (interleaved rows halve the read rate on the EPYC), once for all the call's tokens: per block
 //    and token one vpdpbusd of w + 128 (unsigned) against the signed x, the 8 lane vectors of 8 blocks
-//    reduced to their 8 block dots at once, minus 128 * sum(x_b) (once per call), then the 8 scalar steps.
+//    reduced to their 8 block dots at once, minus 128 * sum(x_b) (once per call and token), then the 8 scalar
+//    steps.
 // Both compute every (row, token) element with the same operations, so a result never depends on the token
 // count, the row range or the threads (batch invariance), and equals the reference's bit for bit.
 #pragma once
@@ -26,9 +27,9 @@
 #include "kernels/block-step/vnni-pack.h"
 #include "kernels/simd/int8-weights.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <array>
 #include <cstring>
 #include <utility>
 
@@ -259,9 +260,9 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
     return true;
 }
 
-// ---- One token: each row streamed on its own ----
+// ---- 1 to k_decode_max_tokens tokens: each row streamed on its own ----
 
-// The token's blocks prepared once per call, 8 blocks a group in one contiguous record (so the row loop reads
+// A token's blocks prepared once per call, 8 blocks a group in one contiguous record (so the row loop reads
 // one activation stream beside the weights; separate arrays for the sums and scales measured slower):
 // the 8 blocks' int8 values, -128 * sum(x_b) and the F32 scale d_x (zero past the row's blocks).
 struct alignas(32) x_group {
