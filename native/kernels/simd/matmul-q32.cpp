@@ -57,8 +57,10 @@ struct nibble_lanes {
 
 // Each format: its weight and activation block types, whether it has a minimum (then the activation is
 // Q8_1, whose s = d * sum(q) applies it), its 32 weights as bytes and how their lane sums are formed.
-struct q8_0_format {
-    using block = quant::block_q8_0;
+// Q8_0, Q5_0 and IQ4_NL: signed int8 weights (int8_weights decodes them) against Q8_0.
+template <typename Block>
+struct int8_format {
+    using block = Block;
     using act = quant::block_q8_0;
     using dots = signed_lanes;
     static constexpr bool has_min = false;
@@ -70,20 +72,6 @@ struct q4_0_format {
     using dots = nibble_lanes;
     static constexpr bool has_min = false;
     static __m256i weights(const block & b) { return nibbles32(b.qs); }
-};
-struct q5_0_format {
-    using block = quant::block_q5_0;
-    using act = quant::block_q8_0;
-    using dots = signed_lanes;
-    static constexpr bool has_min = false;
-    static __m256i weights(const block & b) { return int8_weights<block>::values(b); }
-};
-struct iq4_nl_format {
-    using block = quant::block_iq4_nl;
-    using act = quant::block_q8_0;
-    using dots = signed_lanes;
-    static constexpr bool has_min = false;
-    static __m256i weights(const block & b) { return int8_weights<block>::values(b); }
 };
 struct q4_1_format {
     using block = quant::block_q4_1;
@@ -152,15 +140,15 @@ void rows_q32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 
 } // namespace
 
-TM_MATMUL_ROWS_ENTRY(matmul_q8_0, int8_block_rows<int_dots, quant::block_q8_0, q32_kernel<q8_0_format>::of, isa::q8_rows_one,
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, int8_block_rows<int_dots, quant::block_q8_0, q32_kernel<int8_format<quant::block_q8_0>>::of, isa::q8_rows_one,
                                                   isa::q8_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0, int8_block_rows<int_dots, quant::block_q4_0, q32_kernel<q4_0_format>::of, isa::q8_rows_one,
                                                   isa::q4_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows_q32<q4_1_format>)
-TM_MATMUL_ROWS_ENTRY(matmul_q5_0, int8_block_rows<int_dots, quant::block_q5_0, q32_kernel<q5_0_format>::of, isa::q8_rows_one,
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0, int8_block_rows<int_dots, quant::block_q5_0, q32_kernel<int8_format<quant::block_q5_0>>::of, isa::q8_rows_one,
                                                   isa::q4_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows_q32<q5_1_format>)
-TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, int8_block_rows<int_dots, quant::block_iq4_nl, q32_kernel<iq4_nl_format>::of,
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, int8_block_rows<int_dots, quant::block_iq4_nl, q32_kernel<int8_format<quant::block_iq4_nl>>::of,
                                                     isa::q8_rows_one, isa::q4_rows_many>)
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
