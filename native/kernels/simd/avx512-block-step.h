@@ -25,6 +25,8 @@
 
 #include "kernels/block-step/reference.h"
 #include "kernels/block-step/vnni-pack.h"
+#include "kernels/simd/avx2-traits.h"
+#include "kernels/simd/avx512-traits.h"
 #include "kernels/simd/int8-weights.h"
 
 #include <array>
@@ -94,30 +96,21 @@ constexpr size_t k_panel_bytes = 160 * 1024;
 constexpr int k_tile_rows = 8;   // rows sharing each activation load: 8 + 8 + 8 of the 32 zmm registers
 
 // A prompt tile's vector: the 16 tokens of a group in a zmm, or, for a group of at most 8 tokens, its first 8
-// in a ymm (on Zen 4 a 512-bit operation holds its pipe for two cycles, so half the lanes cost half).
-struct lanes16 {
+// in a ymm (on Zen 4 a 512-bit operation holds its pipe for two cycles, so half the lanes cost half). The float
+// operations are the level traits' of that width; the tile adds its integer ones.
+struct lanes16 : avx512_traits {
     using vi = __m512i;
-    using vf = __m512;
-    static vi load(const uint8_t * p) { return _mm512_loadu_si512(p); }
-    static vf load_f(const uint8_t * p) { return _mm512_loadu_ps(reinterpret_cast<const float *>(p)); }
-    static vi set1(int32_t v) { return _mm512_set1_epi32(v); }
-    static vf set1_f(float v) { return _mm512_set1_ps(v); }
-    static vf zero() { return _mm512_setzero_ps(); }
+    static vi load_i(const uint8_t * p) { return _mm512_loadu_si512(p); }
+    static vi set1_i(int32_t v) { return _mm512_set1_epi32(v); }
     static vi dpbusd(vi c, vi u, vi s) { return _mm512_dpbusd_epi32(c, u, s); }
-    static vf step(vf acc, vf dw, vf dx, vi c) { return _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(c), acc); }
-    static void store(float * p, vf v) { _mm512_storeu_ps(p, v); }
+    static f32 to_f32(vi c) { return _mm512_cvtepi32_ps(c); }
 };
-struct lanes8 {
+struct lanes8 : avx2_traits {
     using vi = __m256i;
-    using vf = __m256;
-    static vi load(const uint8_t * p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
-    static vf load_f(const uint8_t * p) { return _mm256_loadu_ps(reinterpret_cast<const float *>(p)); }
-    static vi set1(int32_t v) { return _mm256_set1_epi32(v); }
-    static vf set1_f(float v) { return _mm256_set1_ps(v); }
-    static vf zero() { return _mm256_setzero_ps(); }
+    static vi load_i(const uint8_t * p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
+    static vi set1_i(int32_t v) { return _mm256_set1_epi32(v); }
     static vi dpbusd(vi c, vi u, vi s) { return _mm256_dpbusd_epi32(c, u, s); }
-    static vf step(vf acc, vf dw, vf dx, vi c) { return _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(c), acc); }
-    static void store(float * p, vf v) { _mm256_storeu_ps(p, v); }
+    static f32 to_f32(vi c) { return _mm256_cvtepi32_ps(c); }
 };
 
 // R rows x the group's tokens in L's lanes: out[r * 16 + t]. Row r's int8 block b at q + r * rs + b * bs; its
@@ -126,24 +119,24 @@ struct lanes8 {
 template <typename L, int R>
 void tile(const int8_t * q, size_t rs, size_t bs, const panel_entry * meta, int64_t nb, const uint8_t * pack, float * out,
           const char * pf, int pf_lines) {
-    typename L::vf acc[R];
+    typename L::f32 acc[R];
     for (auto & a : acc) a = L::zero();
     for (int64_t b = 0; b < nb; ++b) {
         for (int j = 0; j < pf_lines; ++j) _mm_prefetch(pf + (size_t(b) * pf_lines + j) * 64, _MM_HINT_T1);
         const uint8_t * xp = pack + size_t(b) * k_pack_block;
         typename L::vi xv[k_pack_quads];
-        for (int k = 0; k < k_pack_quads; ++k) xv[k] = L::load(xp + 64 * k);
-        const typename L::vf dx = L::load_f(xp + k_pack_quad_bytes);
+        for (int k = 0; k < k_pack_quads; ++k) xv[k] = L::load_i(xp + 64 * k);
+        const typename L::f32 dx = L::load(reinterpret_cast<const float *>(xp + k_pack_quad_bytes));
         for (int r = 0; r < R; ++r) {
             const int8_t * wq = q + size_t(r) * rs + size_t(b) * bs;
             const panel_entry & e = meta[r * nb + b];
-            typename L::vi c = L::set1(e.corr);
+            typename L::vi c = L::set1_i(e.corr);
             for (int k = 0; k < k_pack_quads; ++k) {
                 int32_t quad;
                 std::memcpy(&quad, wq + 4 * k, 4);
-                c = L::dpbusd(c, xv[k], L::set1(quad));
+                c = L::dpbusd(c, xv[k], L::set1_i(quad));
             }
-            acc[r] = L::step(acc[r], L::set1_f(e.dw), dx, c);
+            acc[r] = L::fmadd(L::mul(L::set1(e.dw), dx), L::to_f32(c), acc[r]);
         }
     }
     for (int r = 0; r < R; ++r) L::store(out + 16 * r, acc[r]);
@@ -396,7 +389,8 @@ bool decode_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
         prepare_token(reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb), nb, xg + t * groups);
         tokens[t] = xg + t * groups;
     }
-    const auto dots = row_dots_for<F>(std::make_integer_sequence<int, k_decode_max_tokens + 1>{})[n_tok];
+    static constexpr auto by_count = row_dots_for<F>(std::make_integer_sequence<int, k_decode_max_tokens + 1>{});
+    const auto dots = by_count[n_tok];
     for (int64_t r = r0; r < r1; ++r) dots(reinterpret_cast<const typename F::block *>(w + size_t(r) * wb), tokens, nb, y + r, ldy);
     return true;
 }
