@@ -440,6 +440,20 @@ TM_TEST("kernels: block-step matmul on a thread pool gives its scalar reference'
     }
 }
 
+// Whether two levels' matmul rows of type give the same bits: n_out random rows of nb blocks against n_tok
+// random Q8_0 activation rows.
+bool same_bits(const kernel_table & first, const kernel_table & second, ggml_type type, int64_t n_out, int64_t nb,
+               int64_t n_tok, std::mt19937 & rng) {
+    const int64_t n_in = nb * 32;
+    const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(nb) * sizeof(quant::block_q8_0);
+    const std::vector<uint8_t> w = raw_weights(type, n_out, nb, rng);
+    const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
+    std::vector<float> a(size_t(n_tok * n_out)), b(a.size());
+    matmul_rows_for(first, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, a.data(), n_out);
+    matmul_rows_for(second, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, b.data(), n_out);
+    return std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
 // The avx512 and avx512+amx levels compute the same bits for the block-step types (the property the shared
 // reference implies, checked directly): the emulated AMX level against every avx512 level, a batch and decode.
 TM_TEST("kernels: the AMX level equals the avx512 level bit for bit") {
@@ -450,20 +464,14 @@ TM_TEST("kernels: the AMX level equals the avx512 level bit for bit") {
         return;
     }
     std::mt19937 rng(31);
-    const int64_t nb = 19, n_out = 45, n_in = nb * 32;
+    const int64_t nb = 19, n_out = 45;
     int compared = 0;
     for (const char * name : {"avx512", "avx512-emulated"}) {
         const tm_test::kernel_level * simd = level_named(name);
         if (!simd) continue;
         for (ggml_type type : block_step_types)
             for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(21)}) {
-                const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(nb) * sizeof(quant::block_q8_0);
-                const std::vector<uint8_t> w = raw_weights(type, n_out, nb, rng);
-                const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
-                std::vector<float> a(size_t(n_tok * n_out)), b(a.size());
-                matmul_rows_for(simd->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, a.data(), n_out);
-                matmul_rows_for(amx->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, b.data(), n_out);
-                CHECK_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+                CHECK(same_bits(simd->table, amx->table, type, n_out, nb, n_tok, rng));
                 ++compared;
             }
     }
@@ -480,14 +488,6 @@ TM_TEST("kernels: the real AMX level equals the emulated one bit for bit") {
         return;
     }
     std::mt19937 rng(29);
-    const int64_t nb = 33, n_out = 71, n_tok = 53, n_in = nb * 32;
-    for (ggml_type type : amx_types) {
-        const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(nb) * sizeof(quant::block_q8_0);
-        const std::vector<uint8_t> w = raw_weights(type, n_out, nb, rng);
-        const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
-        std::vector<float> a(size_t(n_tok * n_out)), b(a.size());
-        matmul_rows_for(real->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, a.data(), n_out);
-        matmul_rows_for(emulated->table, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, b.data(), n_out);
-        CHECK_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
-    }
+    const int64_t nb = 33, n_out = 71, n_tok = 53;
+    for (ggml_type type : amx_types) CHECK(same_bits(real->table, emulated->table, type, n_out, nb, n_tok, rng));
 }
