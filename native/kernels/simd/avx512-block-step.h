@@ -348,7 +348,7 @@ void row_dots(const typename F::block * w, const x_group * const * x, int64_t nb
 
 // Up to this many tokens take the row-streaming kernel (row_dots), each row's weights read once for all of
 // them; from 5 on, the prompt tile. Measured on the EPYC, N concurrent streams through Engine (TinyLlama-shape
-// Q8_0, 2 threads): sharing the row's loads made 2, 3 and 4 streams 26 %, 18 % and 16 % faster than one
+// Q8_0, 2 threads): sharing the row's loads made 2, 3 and 4 streams 27 %, 18 % and 18 % faster than one
 // token at a time (2, 3) or the 8-lane prompt tile (4); at 5, 6 and 8 streams the prompt tile is faster
 // (6 streams: 58 against 68 tok/s).
 constexpr int64_t k_decode_max_tokens = 4;
