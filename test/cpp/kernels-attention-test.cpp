@@ -278,14 +278,14 @@ TM_TEST("kernels: attend_f16_heads equals attend_f16 per head bit for bit at eve
     all.insert(all.begin(), variant{"baseline", kernels_for(isa_level::baseline)});
     const int32_t ctxs[] = {1, 2, 16, 17, 33, 257, 1000};
     int64_t checked = 0;
-    for (int64_t hd : {int64_t(8), int64_t(20), int64_t(64), int64_t(96), int64_t(128)})
+    for (int64_t hd : {int64_t(8), int64_t(20), int64_t(32), int64_t(64), int64_t(96), int64_t(128)})
         for (int32_t n_ctx : ctxs)
             for (float qm : q_mags)
                 for (bool rising : {false, true}) {
                     const paged_cache c = make_cache(hd, n_ctx, qm, rising, rng);
                     const float scale = 1.0f / std::sqrt(float(hd));
                     const float cap = rising ? 30.0f : 0.0f;   // soft-capped scores (gemma2) for half the cases
-                    for (int64_t n_heads : {int64_t(1), int64_t(3), int64_t(4), int64_t(8)}) {
+                    for (int64_t n_heads : {int64_t(1), int64_t(3), int64_t(4), int64_t(7), int64_t(8)}) {
                         const std::vector<float> q = group_queries(c, n_heads, qm, rng);
                         for (const variant & var : all) {
                             // Scratch starts as NaN: a read of anything the kernel did not write shows.

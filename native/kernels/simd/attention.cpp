@@ -1,5 +1,6 @@
 // Paged causal attention over an F16 KV cache (kernel_table::attend_f16, attend_f16_heads), once per ISA.
 #include "kernels/simd/isa.h"
+#include "kernels/simd/expf-glibc.h"
 #include "kernels/simd/ggml-dot.h"
 #include "kernels/simd/loads.h"
 #include "kernels/ref/ref.h"
@@ -111,9 +112,68 @@ size_t row_offset(const int32_t * block_table, int32_t block_size, size_t block_
     return size_t(block_table[j / block_size]) * block_stride + size_t(j % block_size) * slot_stride;
 }
 
+// The softmax factors of a chunk of nj keys for n_heads heads, as softmax_step gives them key by key: a key
+// that raises its head's running maximum m takes vs = 1 and rescales the accumulator by ms = e^(m_old - s)
+// (0 at the very first key: e^-inf); any other takes vs = e^(s - m) and ms = 1. sc (n_heads, k_chunk) holds
+// the scores and receives the vs; ms (n_heads, k_chunk) receives the ms. Only the running maxima are a serial
+// walk (s > m ? s : m, one maxss per key, so a NaN score never raises one, as in softmax_step), whose values
+// ms holds meanwhile; then W keys at a time, the exponentials through expf_glibc — glibc's expf values bit
+// for bit, with no call to spill registers. All heads walk before any is read back as vectors, so the scalar
+// stores have left the store buffer by then. Lanes past nj compute from whatever sc holds and are not read.
+void softmax_factors(float * sc, float * ms, int64_t n_heads, int32_t nj, float * m) {
+    for (int64_t g = 0; g < n_heads; ++g) {
+        const float * s = sc + g * k_chunk;
+        float * before = ms + g * k_chunk;   // the running maximum each key meets
+        float mg = m[g];
+        for (int32_t c = 0; c < nj; ++c) {
+            before[c] = mg;
+            mg = s[c] > mg ? s[c] : mg;
+        }
+        for (int32_t c = nj; c < k_chunk; ++c) before[c] = 0.0f;
+        m[g] = mg;
+    }
+    const vec one = isa::set1(1.0f);
+    for (int64_t i = 0; i < n_heads * k_chunk; i += W) {
+        const vec s = isa::load(sc + i), p = isa::load(ms + i);
+        const vec e = expf_glibc<isa>(isa::select_less(p, s, isa::sub(p, s), isa::sub(s, p)));
+        isa::store(ms + i, isa::select_less(p, s, e, one));
+        isa::store(sc + i, isa::select_less(p, s, one, e));
+    }
+}
+
+// The value updates of a chunk for HG heads whose accumulators (head_dim = W * NV each) stay in registers
+// across its keys: per key, acc = f16(acc * ms) when ms != 1 (a factor of exactly 1 leaves F16 values
+// unchanged; the first key scales the zero accumulator by 0), then acc = f16(fma(v, vs, acc)) and
+// S = S * ms + vs — attend_f16's operations in its order.
+template <int NV, int HG>
+void update_values(float * acc, const float * vs, const float * ms, float * sum, int32_t nj, const uint16_t * v_base,
+                   const size_t * rows) {
+    constexpr int64_t hd = int64_t(W) * NV;
+    vec a[HG][NV];   // (HG, NV, W) the accumulators
+    for (int h = 0; h < HG; ++h)
+        for (int b = 0; b < NV; ++b) a[h][b] = isa::load(acc + h * hd + W * b);
+    for (int32_t c = 0; c < nj; ++c) {
+        vec v[NV];   // (NV, W) the value row
+        for (int b = 0; b < NV; ++b) v[b] = isa::load_f16(v_base + rows[c] + W * b);
+        for (int h = 0; h < HG; ++h) {
+            const float f = ms[h * k_chunk + c], w = vs[h * k_chunk + c];
+            if (f != 1.0f) {
+                const vec fv = isa::set1(f);
+                for (int b = 0; b < NV; ++b) a[h][b] = isa::round_f16(isa::mul(a[h][b], fv));
+            }
+            const vec wv = isa::set1(w);
+            for (int b = 0; b < NV; ++b) a[h][b] = isa::round_f16(isa::fmadd(v[b], wv, a[h][b]));
+            sum[h] = sum_update(sum[h], f, w);
+        }
+    }
+    for (int h = 0; h < HG; ++h)
+        for (int b = 0; b < NV; ++b) isa::store(acc + h * hd + W * b, a[h][b]);
+}
+
 // The grouped kernel for head_dim = W * NV (NV 4 or 8: dot_q_k has no leftovers), or any head_dim when
-// NV == 0. With NV > 0 each key and value row lives in NV registers while the heads use it and the loops
-// are unrolled; the operations and their order are dot_q_k's and mad_acc's.
+// NV == 0. With NV > 0 each key row lives in NV registers while the heads use it, the loops are unrolled,
+// and the accumulators of up to 16 registers' worth of heads stay in registers across a chunk's values;
+// the operations and their order are dot_q_k's and attend_f16's.
 template <int NV>
 void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, float softcap, int32_t n_ctx,
                   const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
@@ -122,8 +182,9 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
     const int64_t hd = NV > 0 ? int64_t(W * NV) : head_dim;
     float * acc = scratch;                  // (n_heads, head_dim) value accumulators, F16-representable values
     float * q16 = acc + n_heads * hd;       // (n_heads, head_dim) queries rounded to F16
-    float * sc = q16 + n_heads * hd;        // (n_heads, k_chunk) scores of the current chunk's keys
-    float * m = sc + n_heads * k_chunk;     // (n_heads) running maxima
+    float * sc = q16 + n_heads * hd;        // (n_heads, k_chunk) scores of the current chunk's keys, then their vs
+    float * ms = sc + n_heads * k_chunk;    // (n_heads, k_chunk) the current chunk's rescale factors
+    float * m = ms + n_heads * k_chunk;     // (n_heads) running maxima
     float * sum = m + n_heads;              // (n_heads) running sums S
     float * row = sum + n_heads;            // (head_dim) the key or value row being used, as F32 (NV == 0)
     const float mul = softcap != 0.0f ? scale / softcap : scale;
@@ -157,28 +218,22 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
                 for (int64_t g = 0; g < n_heads; ++g) sc[g * k_chunk + c] = score(dot_q_k<load_f32<isa>>(q16 + g * hd, row, hd), mul, softcap);
             }
         }
-        for (int32_t c = 0; c < nj; ++c) {
-            const bool first = j0 + c == 0;
-            if constexpr (NV > 0) {
-                vec v[NV > 0 ? NV : 1];   // (NV, W) the value row
-                for (int b = 0; b < NV; ++b) v[b] = isa::load_f16(v_base + rows[c] + W * b);
-                for (int64_t g = 0; g < n_heads; ++g) {
-                    float * accg = acc + g * hd;
-                    float ms;
-                    const float vs = softmax_step(sc[g * k_chunk + c], first, m[g], accg, hd, ms);
-                    const vec vsv = isa::set1(vs);
-                    for (int b = 0; b < NV; ++b)
-                        isa::store(accg + W * b, isa::round_f16(isa::fmadd(v[b], vsv, isa::load(accg + W * b))));
-                    sum[g] = sum_update(sum[g], ms, vs);
-                }
-            } else {
+        softmax_factors(sc, ms, n_heads, nj, m);
+        if constexpr (NV > 0) {
+            constexpr int group = (W == 16 ? 16 : 8) / (NV > 0 ? NV : 1);   // heads whose accumulators fill 16 (AVX2: 8) registers
+            int64_t g = 0;
+            for (; g + group <= n_heads; g += group)
+                update_values<NV, group>(acc + g * hd, sc + g * k_chunk, ms + g * k_chunk, sum + g, nj, v_base, rows);
+            for (; g < n_heads; ++g) update_values<NV, 1>(acc + g * hd, sc + g * k_chunk, ms + g * k_chunk, sum + g, nj, v_base, rows);
+        } else {
+            for (int32_t c = 0; c < nj; ++c) {
                 convert_row(v_base + rows[c], row, hd);
                 for (int64_t g = 0; g < n_heads; ++g) {
                     float * accg = acc + g * hd;
-                    float ms;
-                    const float vs = softmax_step(sc[g * k_chunk + c], first, m[g], accg, hd, ms);
-                    mad_acc<load_f32<isa>>(accg, row, vs, hd);
-                    sum[g] = sum_update(sum[g], ms, vs);
+                    const float f = ms[g * k_chunk + c], w = sc[g * k_chunk + c];
+                    if (f != 1.0f) scale_acc(accg, f, hd);
+                    mad_acc<load_f32<isa>>(accg, row, w, hd);
+                    sum[g] = sum_update(sum[g], f, w);
                 }
             }
         }
@@ -227,11 +282,14 @@ void attend_f16(const float * q, int64_t head_dim, float scale, float softcap, i
 
 // NOTE(attention-heads): grouped-query heads share one KV head, so each key and value row is converted from
 // F16 once (exactly, to F32) and used by every head; per head the arithmetic is attend_f16's, step for step
-// (same F16 query, dot lanes and reduction, expf calls, F16 rounding after each update, S = S * ms + vs,
-// out = acc · (1/S)), so each head's output is bitwise attend_f16's whatever the group size. Walking the
-// heads inside the key loop also gives the out-of-order core n_heads independent softmax chains where
-// attend_f16 has one. Head dims of 4W and 8W (64 and 128 on AVX-512, 32 and 64 on AVX2) keep the row in
-// registers, loops unrolled.
+// (same F16 query, dot lanes and reduction, expf values, F16 rounding after each update, S = S * ms + vs,
+// out = acc · (1/S)), so each head's output is bitwise attend_f16's whatever the group size. Per chunk of
+// keys the scores come first (keys outside, heads inside), then each head's softmax factors — the serial
+// walk for the maxima, then the exponentials W at a time through expf_glibc, which returns glibc's expf
+// values, so nothing changes against attend_f16's scalar calls — then the value updates. Head dims of 4W
+// and 8W (64 and 128 on AVX-512, 32 and 64 on AVX2) keep the key row, and during the value updates the
+// accumulators of a few heads, in registers, loops unrolled: the calls to expf this kernel used to make
+// per key and head spilled every vector register around them.
 void attend_f16_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, float softcap, int32_t n_ctx,
                       const int32_t * block_table, int32_t block_size, const uint16_t * k_base, const uint16_t * v_base,
                       size_t block_stride, size_t slot_stride, float * out, float * scratch) {

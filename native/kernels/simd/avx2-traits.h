@@ -87,6 +87,25 @@ struct avx2_traits {
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), _mm256_permutevar8x32_epi32(q, order));
     }
 
+    // Doubles, half the float lanes each, and lane selects (glibc's expf, simd/expf-glibc.h).
+    using f64 = __m256d;
+    static f64 widen_lo(f32 v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
+    static f64 widen_hi(f32 v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
+    static f32 narrow_f64(f64 lo, f64 hi) { return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)); }
+    static f64 set1_f64(double v) { return _mm256_set1_pd(v); }
+    static f64 sub_f64(f64 a, f64 b) { return _mm256_sub_pd(a, b); }
+    static f64 mul_f64(f64 a, f64 b) { return _mm256_mul_pd(a, b); }
+    static f64 fmadd_f64(f64 a, f64 b, f64 c) { return _mm256_fmadd_pd(a, b, c); }
+    static f64 fmsub_f64(f64 a, f64 b, f64 c) { return _mm256_fmsub_pd(a, b, c); }
+    // Per lane, with b its IEEE bits: table[b % 32] + (b << 47), as a double.
+    static f64 exp2_32nds(const uint64_t * table, f64 shifted) {
+        const __m256i b = _mm256_castpd_si256(shifted);
+        const __m256i entry = _mm256_i64gather_epi64(reinterpret_cast<const long long *>(table), _mm256_and_si256(b, _mm256_set1_epi64x(31)), 8);
+        return _mm256_castsi256_pd(_mm256_add_epi64(entry, _mm256_slli_epi64(b, 47)));
+    }
+    static f32 select_less(f32 a, f32 b, f32 then, f32 otherwise) { return _mm256_blendv_ps(otherwise, then, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+    static f32 select_nan(f32 x, f32 then, f32 otherwise) { return _mm256_blendv_ps(otherwise, then, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+
     // e^x as llama.cpp's AVX2 vectorised expf computes it (ARM optimized-routines constants): n = round(x /
     // ln2) through the 1.5·2^23 shift, b = x - n·ln2 in two parts, a degree-5 polynomial, 2^n built in the
     // exponent bits as k, result k + k·poly; |n| > 126 takes the split-scale path, |n| > 192 saturates.

@@ -91,6 +91,28 @@ struct avx512_traits {
         _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v[1])));
     }
 
+    // Doubles, half the float lanes each, and lane selects (glibc's expf, simd/expf-glibc.h).
+    using f64 = __m512d;
+    static f64 widen_lo(f32 v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
+    static f64 widen_hi(f32 v) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)); }
+    static f32 narrow_f64(f64 lo, f64 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1); }
+    static f64 set1_f64(double v) { return _mm512_set1_pd(v); }
+    static f64 sub_f64(f64 a, f64 b) { return _mm512_sub_pd(a, b); }
+    static f64 mul_f64(f64 a, f64 b) { return _mm512_mul_pd(a, b); }
+    static f64 fmadd_f64(f64 a, f64 b, f64 c) { return _mm512_fmadd_pd(a, b, c); }
+    static f64 fmsub_f64(f64 a, f64 b, f64 c) { return _mm512_fmsub_pd(a, b, c); }
+    // Per lane, with b its IEEE bits: table[b % 32] + (b << 47), as a double (two-source permutes over the
+    // 32-entry table, then bit 4 of the index picks the half).
+    static f64 exp2_32nds(const uint64_t * table, f64 shifted) {
+        const __m512i b = _mm512_castpd_si512(shifted);
+        const __m512i low = _mm512_permutex2var_epi64(_mm512_loadu_si512(table), b, _mm512_loadu_si512(table + 8));
+        const __m512i high = _mm512_permutex2var_epi64(_mm512_loadu_si512(table + 16), b, _mm512_loadu_si512(table + 24));
+        const __m512i entry = _mm512_mask_blend_epi64(_mm512_test_epi64_mask(b, _mm512_set1_epi64(16)), low, high);
+        return _mm512_castsi512_pd(_mm512_add_epi64(entry, _mm512_slli_epi64(b, 47)));
+    }
+    static f32 select_less(f32 a, f32 b, f32 then, f32 otherwise) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), otherwise, then); }
+    static f32 select_nan(f32 x, f32 then, f32 otherwise) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), otherwise, then); }
+
     // e^x with the range reduction and degree-5 polynomial of llama.cpp's AVX-512 vectorised expf (ARM
     // optimized-routines constants): n = round(x / ln2) through the 1.5·2^23 shift, b = x - n·ln2 in two
     // parts, 2^n applied with scalef; |n| > 192 saturates to 0 or inf.

@@ -111,6 +111,15 @@ inline __m512i cvtps_epi32(__m512 a) {
     struct { __m256i lo, hi; } r{_mm256_cvtps_epi32(s.lo), _mm256_cvtps_epi32(s.hi)};
     return bits<__m512i>(r);
 }
+// float <-> double by the AVX conversions, four lanes at a time (MXCSR rounding, as the native ones).
+inline __m512d cvtps_pd(__m256 a) {
+    struct { __m256d lo, hi; } r{_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1))};
+    return bits<__m512d>(r);
+}
+inline __m256 cvtpd_ps(__m512d a) {
+    struct { __m256d lo, hi; } s = bits<decltype(s)>(a);
+    return _mm256_set_m128(_mm256_cvtpd_ps(s.hi), _mm256_cvtpd_ps(s.lo));
+}
 inline __m512i zextsi256_si512(__m256i a) {
     struct { __m256i lo, hi; } r{a, _mm256_setzero_si256()};
     return bits<__m512i>(r);
@@ -150,3 +159,7 @@ inline __m512i zextsi256_si512(__m256i a) {
 #define _mm512_cvtps_epi32(a) ::tmill::kernels::emulated::cvtps_epi32(a)
 #undef _mm512_cvtepu8_epi16
 #define _mm512_cvtepu8_epi16(a) ::tmill::kernels::emulated::cvtepu8_epi16(a)
+#undef _mm512_cvtps_pd
+#define _mm512_cvtps_pd(a) ::tmill::kernels::emulated::cvtps_pd(a)
+#undef _mm512_cvtpd_ps
+#define _mm512_cvtpd_ps(a) ::tmill::kernels::emulated::cvtpd_ps(a)
