@@ -172,7 +172,7 @@ void update_values(float * acc, const float * vs, const float * ms, float * sum,
 
 // The grouped kernel for head_dim = W * NV (NV 4 or 8: dot_q_k has no leftovers), or any head_dim when
 // NV == 0. With NV > 0 each key row lives in NV registers while the heads use it, the loops are unrolled,
-// and the accumulators of up to 16 registers' worth of heads stay in registers across a chunk's values;
+// and the accumulators of up to W registers' worth of heads stay in registers across a chunk's values;
 // the operations and their order are dot_q_k's and attend_f16's.
 template <int NV>
 void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scale, float softcap, int32_t n_ctx,
@@ -220,7 +220,7 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
         }
         softmax_factors(sc, ms, n_heads, nj, m);
         if constexpr (NV > 0) {
-            constexpr int group = (W == 16 ? 16 : 8) / (NV > 0 ? NV : 1);   // heads whose accumulators fill 16 (AVX2: 8) registers
+            constexpr int group = W / (NV > 0 ? NV : 1);   // heads whose accumulators fill W registers: half the register file
             int64_t g = 0;
             for (; g + group <= n_heads; g += group)
                 update_values<NV, group>(acc + g * hd, sc + g * k_chunk, ms + g * k_chunk, sum + g, nj, v_base, rows);
