@@ -287,7 +287,7 @@ TM_TEST("kernels: the block-step reference folds exact block dots with one fma p
 
 // Every token count 1..64, 97 and 300 (whole and partial 16-token groups, more than one AVX-512 pass of 16
 // groups; 1..3 tokens take the one-token kernel on avx512), odd row counts (whole 16-row AMX groups, up to 5 of them, and a partial group; several AVX-512
-// weight panels, the range starting inside one), row ranges not starting at 0, a single row, K of 1..65
+// weight panels, growing from the range's first, and two passes over them, the range starting inside one), row ranges not starting at 0, a single row, K of 1..65
 // blocks (every remainder of the one-token kernel's 8-block groups), for Q8_0, Q4_0, IQ4_NL and Q5_0 weights
 // at the int8 extremes: each block-step level's outputs are the scalar reference's bits (so every token's
 // result is the one it gets alone — batch invariance by construction, checked — and avx512 and avx512+amx
@@ -303,7 +303,7 @@ TM_TEST("kernels: the block-step matmuls give their scalar reference's bits for 
     struct shape { int64_t n_out, nb, r0, tok_lo, tok_hi; };
     std::vector<shape> shapes = {{37, 9, 0, 1, 64}, {50, 3, 3, 1, 33}, {16, 1, 0, 1, 17}, {1, 4, 0, 1, 20},
                                  {83, 2, 0, 1, 18}, {100, 2, 17, 15, 17}, {35, 65, 0, 40, 40}, {20, 3, 0, 97, 97},
-                                 {130, 65, 5, 1, 4}, {700, 65, 3, 5, 5}, {9, 2, 1, 300, 300}};
+                                 {130, 65, 5, 1, 4}, {700, 65, 3, 5, 5}, {9, 2, 1, 300, 300}, {90, 40, 2, 270, 270}};
     for (int64_t nb = 1; nb <= 17; ++nb) shapes.push_back({9, nb, 1, 1, 2});
     std::mt19937 rng(17);
     // max |level - reference| / sum |products|

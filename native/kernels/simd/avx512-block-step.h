@@ -90,10 +90,13 @@ struct panel_entry {
     float dw;
 };
 
-// About this many bytes of panel entries and decoded weights per panel: with a 16-token group's activations
-// (k_pack_block per block) the working set stays in L2.
+// About this many bytes of panel entries and int8 weights (decoded, or Q8_0's read in place) per panel: with
+// a 16-token group's activations (k_pack_block per block) and the next panel prefetched beside it, the
+// working set stays in a 1 MB L2. (Counting only the entries, Q8_0's panels held 696 KB of weights, and
+// with the next one prefetched they overflowed the EPYC's L2: a 16-stream step 5-10 % slower.)
 constexpr size_t k_panel_bytes = 160 * 1024;
 constexpr int k_tile_rows = 8;   // rows sharing each activation load: 8 + 8 + 8 of the 32 zmm registers
+constexpr int64_t k_first_panel_rows = 2 * k_tile_rows;
 
 // A prompt tile's vector: the 16 tokens of a group in a zmm, or, for a group of at most 8 tokens, its first 8
 // in a ymm (on Zen 4 a 512-bit operation holds its pipe for two cycles, so half the lanes cost half). The float
@@ -103,6 +106,7 @@ struct lanes16 : avx512_traits {
     static vi load_i(const uint8_t * p) { return _mm512_loadu_si512(p); }
     static vi set1_i(int32_t v) { return _mm512_set1_epi32(v); }
     static vi dpbusd(vi c, vi u, vi s) { return _mm512_dpbusd_epi32(c, u, s); }
+    static vi add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
     static f32 to_f32(vi c) { return _mm512_cvtepi32_ps(c); }
 };
 struct lanes8 : avx2_traits {
@@ -110,6 +114,7 @@ struct lanes8 : avx2_traits {
     static vi load_i(const uint8_t * p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
     static vi set1_i(int32_t v) { return _mm256_set1_epi32(v); }
     static vi dpbusd(vi c, vi u, vi s) { return _mm256_dpbusd_epi32(c, u, s); }
+    static vi add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
     static f32 to_f32(vi c) { return _mm256_cvtepi32_ps(c); }
 };
 
@@ -127,16 +132,19 @@ void tile(const int8_t * q, size_t rs, size_t bs, const panel_entry * meta, int6
         typename L::vi xv[k_pack_quads];
         for (int k = 0; k < k_pack_quads; ++k) xv[k] = L::load_i(xp + 64 * k);
         const typename L::f32 dx = L::load(reinterpret_cast<const float *>(xp + k_pack_quad_bytes));
+#pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const int8_t * wq = q + size_t(r) * rs + size_t(b) * bs;
             const panel_entry & e = meta[r * nb + b];
-            typename L::vi c = L::set1_i(e.corr);
+            // Two chains of vpdpbusd (the integer sum is exact, so its order is free): half the latency
+            // each row's convert and FMA wait for.
+            typename L::vi c[2] = {L::set1_i(e.corr), L::set1_i(0)};
             for (int k = 0; k < k_pack_quads; ++k) {
                 int32_t quad;
                 std::memcpy(&quad, wq + 4 * k, 4);
-                c = L::dpbusd(c, xv[k], L::set1_i(quad));
+                c[k & 1] = L::dpbusd(c[k & 1], xv[k], L::set1_i(quad));
             }
-            acc[r] = L::fmadd(L::mul(L::set1(e.dw), dx), L::to_f32(c), acc[r]);
+            acc[r] = L::fmadd(L::mul(L::set1(e.dw), dx), L::to_f32(L::add_i(c[0], c[1])), acc[r]);
         }
     }
     for (int r = 0; r < R; ++r) L::store(out + 16 * r, acc[r]);
@@ -201,9 +209,15 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
     const int64_t groups = (n_tok + k_pack_tokens - 1) / k_pack_tokens;
     const int64_t pass_groups = groups < k_pass_groups ? groups : k_pass_groups;
     const size_t row_bytes = size_t(nb) * (sizeof(panel_entry) + (F::in_place ? 0 : quant::qk8_0));
-    int64_t panel_rows = int64_t(k_panel_bytes / row_bytes) / k_tile_rows * k_tile_rows;
+    const size_t row_working_set = size_t(nb) * sizeof(panel_entry) + (F::in_place ? wb : size_t(nb) * quant::qk8_0);
+    int64_t panel_rows = int64_t(k_panel_bytes / row_working_set) / k_tile_rows * k_tile_rows;
     if (panel_rows < k_tile_rows) panel_rows = k_tile_rows;
     if (panel_rows > r1 - r0) panel_rows = r1 - r0;
+    // A task's first panel is read from memory with nothing to overlap (its prefetch would have to come
+    // from another task, which may run on another core), so the panels start small and double: each
+    // panel's tiles then have time to prefetch the next.
+    const int64_t first_rows = k_first_panel_rows < panel_rows ? k_first_panel_rows : panel_rows;
+    auto grown = [panel_rows](int64_t size) { return 2 * size < panel_rows ? 2 * size : panel_rows; };
     uint8_t * pack = scratch_space<0>(size_t(pass_groups * nb) * k_pack_block);
     uint8_t * panel = scratch_space<1>(size_t(panel_rows) * row_bytes);
     if (!pack || !panel) return false;
@@ -218,8 +232,8 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
         };
         for (int64_t g = g0; g < g1; ++g)
             pack_tokens<0x80>(x + size_t(g * k_pack_tokens) * xb, xb, tokens_of(g), nb, pack + size_t((g - g0) * nb) * k_pack_block);
-        for (int64_t p0 = r0; p0 < r1; p0 += panel_rows) {
-            const int64_t rows = panel_rows < r1 - p0 ? panel_rows : r1 - p0;
+        for (int64_t p0 = r0, size = first_rows, rows = 0; p0 < r1; p0 += rows, size = grown(size)) {
+            rows = size < r1 - p0 ? size : r1 - p0;
             const char * wp = w + size_t(p0) * wb;
             prepare_panel<F>(wp, wb, rows, nb, meta, staging);
             const int8_t * q = F::in_place ? reinterpret_cast<const int8_t *>(wp + offsetof(typename F::block, qs)) : staging;
@@ -228,8 +242,10 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
             // The next panel (this pass's next, else the next pass's first) comes from memory while this one
             // computes: its bytes are prefetched to L2 in equal slices by this panel's tile calls. Without
             // it prepare_panel waited for memory with nothing to overlap (a fifth of a 16-stream decode step).
-            const int64_t n0 = p0 + rows < r1 ? p0 + rows : (g1 < groups ? r0 : r1);
-            const int64_t next_rows = panel_rows < r1 - n0 ? panel_rows : r1 - n0;
+            const bool last = p0 + rows >= r1;
+            const int64_t n0 = !last ? p0 + rows : (g1 < groups ? r0 : r1);
+            const int64_t next_size = !last ? grown(size) : first_rows;
+            const int64_t next_rows = next_size < r1 - n0 ? next_size : r1 - n0;
             const char * next = w + size_t(n0) * wb;
             const int64_t calls = (g1 - g0) * ((rows + k_tile_rows - 1) / k_tile_rows);
             const int64_t call_lines = (int64_t(size_t(next_rows) * wb / 64) + calls) / calls;
