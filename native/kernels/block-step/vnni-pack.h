@@ -27,25 +27,61 @@ constexpr int k_pack_quads = quant::qk8_0 / 4;                                  
 constexpr size_t k_pack_quad_bytes = size_t(k_pack_quads) * 4 * k_pack_tokens;   // 512
 constexpr size_t k_pack_block = k_pack_quad_bytes + sizeof(float) * k_pack_tokens;
 
+// The permute indices of one transpose stage (pack_tokens): output register b of a pair takes, in lane l,
+// lane (l with bit Bit := b) of the pair's register whose index bit Bit is l's bit Bit (16 + ...: the second).
+struct stage_indices {
+    alignas(64) int32_t lane[2][16];
+};
+constexpr stage_indices stage_indices_for(int bit) {
+    stage_indices s{};
+    for (int b = 0; b < 2; ++b)
+        for (int l = 0; l < 16; ++l) s.lane[b][l] = ((l >> bit) & 1) * 16 + ((l & ~(1 << bit)) | (b << bit));
+    return s;
+}
+
+// One stage of the 16 x 8 dword transpose: swaps bit Bit of the register index with bit Bit of the lane
+// index, for the 4 register pairs that differ in that bit.
+template <int Bit>
+inline void transpose_stage(__m512i * v) {
+    static constexpr stage_indices s = stage_indices_for(Bit);
+    const __m512i lo = _mm512_load_si512(s.lane[0]), hi = _mm512_load_si512(s.lane[1]);
+    for (int r = 0; r < 8; ++r) {
+        if (r & (1 << Bit)) continue;
+        const __m512i a = v[r], b = v[r | (1 << Bit)];
+        v[r] = _mm512_permutex2var_epi32(a, lo, b);
+        v[r | (1 << Bit)] = _mm512_permutex2var_epi32(a, hi, b);
+    }
+}
+
 // Tokens x .. x + n - 1 (row stride xb, 1 <= n <= 16), nb blocks each, into pack (nb * k_pack_block bytes).
 // The lanes of tokens past n are zero bytes (after the bias), so a full-width load reads defined values.
+// Per block a 16 x 8 dword transpose in registers: register i starts as tokens i and i + 8's 8 quads
+// (register bits = token bits 0-2, lane bits = token bit 3 and the quad's 3 bits), and three stages swap the
+// register bits with the quad's lane bits, leaving register k = quad k and lane t = token t (4-byte copies
+// one token and quad at a time were 4 % of a 512-token prefill).
 template <uint8_t Bias>
 void pack_tokens(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
-    constexpr uint32_t bias = uint32_t(Bias) * 0x01010101u;
+    static_assert(k_pack_quads == 8 && k_pack_tokens == 16, "the transpose's register and lane bits");
+    const __m256i bias = _mm256_set1_epi8(char(Bias));
     for (int64_t b = 0; b < nb; ++b) {
         uint8_t * dst = pack + size_t(b) * k_pack_block;
+        __m256i q[k_pack_tokens];
         float scales[k_pack_tokens] = {};
-        if (n < k_pack_tokens) std::memset(dst, 0, k_pack_quad_bytes);
-        for (int t = 0; t < n; ++t) {
-            const quant::block_q8_0 * blk = reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb) + b;
-            for (int k = 0; k < k_pack_quads; ++k) {
-                uint32_t q;
-                std::memcpy(&q, blk->qs + 4 * k, 4);
-                q ^= bias;
-                std::memcpy(dst + 64 * k + 4 * t, &q, 4);
+        for (int t = 0; t < k_pack_tokens; ++t) {
+            if (t < n) {
+                const quant::block_q8_0 * blk = reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb) + b;
+                q[t] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk->qs)), bias);
+                scales[t] = _cvtsh_ss(blk->d);
+            } else {
+                q[t] = _mm256_setzero_si256();
             }
-            scales[t] = _cvtsh_ss(blk->d);
         }
+        __m512i v[k_pack_quads];
+        for (int i = 0; i < k_pack_quads; ++i) v[i] = _mm512_inserti64x4(_mm512_castsi256_si512(q[i]), q[i + 8], 1);
+        transpose_stage<0>(v);
+        transpose_stage<1>(v);
+        transpose_stage<2>(v);
+        for (int k = 0; k < k_pack_quads; ++k) _mm512_storeu_si512(dst + 64 * k, v[k]);
         std::memcpy(dst + k_pack_quad_bytes, scales, sizeof scales);
     }
 }
