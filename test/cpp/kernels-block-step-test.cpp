@@ -285,9 +285,10 @@ TM_TEST("kernels: the block-step reference folds exact block dots with one fma p
     CHECK_EQ(std::memcmp(&got, &want, 4), 0);
 }
 
-// Every token count 1..64, 97 and 300 (whole and partial 16-token groups, more than one AVX-512 pass of 16
-// groups; 1..3 tokens take the one-token kernel on avx512), odd row counts (whole 16-row AMX groups, up to 5 of them, and a partial group; several AVX-512
-// weight panels, growing from the range's first, and two passes over them, the range starting inside one), row ranges not starting at 0, a single row, K of 1..65
+// Every token count 1..64, 97, 270 and 300 (whole and partial 16-token groups, more than one AVX-512 pass
+// of 16 groups; 1..3 tokens take the one-token kernel on avx512), odd row counts (whole 16-row AMX groups, up
+// to 5 of them, and a partial group; several AVX-512 weight panels, growing from the range's first, and two
+// passes over them, the range starting inside one), row ranges not starting at 0, a single row, K of 1..65
 // blocks (every remainder of the one-token kernel's 8-block groups), for Q8_0, Q4_0, IQ4_NL and Q5_0 weights
 // at the int8 extremes: each block-step level's outputs are the scalar reference's bits (so every token's
 // result is the one it gets alone — batch invariance by construction, checked — and avx512 and avx512+amx

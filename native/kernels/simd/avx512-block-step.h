@@ -93,7 +93,7 @@ struct panel_entry {
 // About this many bytes of panel entries and int8 weights (decoded, or Q8_0's read in place) per panel: with
 // a 16-token group's activations (k_pack_block per block) and the next panel prefetched beside it, the
 // working set stays in a 1 MB L2. (Counting only the entries, Q8_0's panels held 696 KB of weights, and
-// with the next one prefetched they overflowed the EPYC's L2: a 16-stream step 5-10 % slower.)
+// with the next one prefetched they overflowed the EPYC's L2: a 16-stream step about 5 % slower.)
 constexpr size_t k_panel_bytes = 160 * 1024;
 constexpr int k_tile_rows = 8;   // rows sharing each activation load: 8 + 8 + 8 of the 32 zmm registers
 constexpr int64_t k_first_panel_rows = 2 * k_tile_rows;
