@@ -209,7 +209,7 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
     const int64_t groups = (n_tok + k_pack_tokens - 1) / k_pack_tokens;
     const int64_t pass_groups = groups < k_pass_groups ? groups : k_pass_groups;
     const size_t row_bytes = size_t(nb) * (sizeof(panel_entry) + (F::in_place ? 0 : quant::qk8_0));
-    const size_t row_working_set = size_t(nb) * sizeof(panel_entry) + (F::in_place ? wb : size_t(nb) * quant::qk8_0);
+    const size_t row_working_set = row_bytes + (F::in_place ? wb : 0);   // plus the weights read in place
     int64_t panel_rows = int64_t(k_panel_bytes / row_working_set) / k_tile_rows * k_tile_rows;
     if (panel_rows < k_tile_rows) panel_rows = k_tile_rows;
     if (panel_rows > r1 - r0) panel_rows = r1 - r0;
