@@ -1,6 +1,6 @@
 // The real-model rows: prompt and single-stream decode tok/s of tokenmill and llama.cpp on real GGUF files
 // of test/real/models.json (Qwen2.5-Coder-1.5B Q4_K_M: the K-quant path most real files take; SmolLM2-135M
-// Q4_1: the Q8_1 path), each decode median also as a share of its bandwidth limit.
+// Q4_1: the Q8_1 path), each decode row also as a share of its bandwidth limit (bench/decode-limit.ts).
 //
 // NOTE(real-models): the files come from the models cache that `npm run fetch-models` fills; the bench never
 // downloads (that would not fit its time budget) and never skips a missing model silently: it fails with the
@@ -11,6 +11,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compare, measure, type Reps } from './ab.js';
+import { DecodeLimitReadings, type DecodeLimit } from './decode-limit.js';
 import { LlamacppSide } from './llamacpp-side.js';
 import type { Only } from './options.js';
 import type { Comparison } from './report.js';
@@ -38,10 +39,8 @@ export interface RealModelResult {
   label: string;
   file: string;
   bytes: number;
-  /** Weight bytes one decode step reads (tokenmill's reading); the run turns it into a decode limit at the end. */
-  decodeWeightBytes?: number;
-  /** The decode rate the run's read bandwidth allows (run.ts, once every bandwidth reading is in). */
-  decodeLimit?: { weightBytes: number; tokPerSecond: number };
+  /** The decode row's limit, read beside its repetitions (absent without the tokenmill side). */
+  decodeLimit?: DecodeLimit;
   prompt: Comparison;
   decode: Comparison;
 }
@@ -87,12 +86,10 @@ export async function measureRealModels(job: RealModelsJob, models: RealModelFil
   for (const m of models) {
     const sides: Side[] = [];
     try {
-      let weightBytes: number | undefined;
       if (job.only !== 'llamacpp') {
         const side = await job.tl.time(`${m.name}/load/tokenmill`, () =>
           TokenmillSide.open(m.path, { threads: job.threads, maxSeqs: 1, maxModelLen: contextSize, batchTokens: w.promptTokens }));
         sides.push(side);
-        weightBytes = side.decodeWeightBytes();
       }
       if (job.only !== 'tokenmill') {
         sides.push(await job.tl.time(`${m.name}/load/llamacpp`, () =>
@@ -107,13 +104,16 @@ export async function measureRealModels(job: RealModelsJob, models: RealModelFil
       job.log(`${m.name}: prompt ${w.promptTokens} tokens, decode ${w.decodeTokens} tokens, ${w.reps.min}-${w.reps.max} reps ...`);
       const prompt = await measure(job.tl, `${m.name}/prompt`, sides, w.reps,
         async (s) => w.promptTokens / (await s.prefill(randomPrompt(w.promptTokens, 32000, null, seed++))));
-      const decode = await measure(job.tl, `${m.name}/decode`, sides, w.reps, async (s) => {
+      const readings = new DecodeLimitReadings();
+      const decode = await measure(job.tl, `${m.name}/decode`, sides, w.reps, async (s, rep) => {
         const r = await s.decode(randomPrompt(w.shortPromptTokens, 32000, null, seed++), w.decodeTokens, 'greedy');
+        if (s instanceof TokenmillSide) await readings.take(s, rep);
         return r.tokens / r.seconds;
       });
+      const limit = readings.limit(decode);
       out.push({
         name: m.name, label: m.label, file: m.path, bytes: m.entry.size,
-        ...(weightBytes ? { decodeWeightBytes: weightBytes } : {}),
+        ...(limit ? { decodeLimit: limit } : {}),
         prompt: compare(`prompt tok/s (${w.promptTokens}-token prompt)`, 'tok/s', prompt),
         decode: compare(`decode tok/s (1 stream, ${w.decodeTokens} tokens)`, 'tok/s', decode),
       });

@@ -1,4 +1,5 @@
 // The benchmark's result shape (written as JSON) and its printed table.
+import type { DecodeLimit } from './decode-limit.js';
 import type { HttpResult } from './http-bench.js';
 import type { Workload } from './options.js';
 import type { Platform } from './platform.js';
@@ -40,8 +41,8 @@ export interface BenchResult {
   workload: Workload;
   machine: { cpu: string; cpus: number; node: string; platform: string; loadavgBefore: number; loadavgAfter: number };
   platform: Platform;
-  /** Single-stream decode's ceiling: read bandwidth / weight bytes per step (absent with --only llamacpp or --http). */
-  decodeLimit?: { weightBytes: number; tokPerSecond: number };
+  /** Single-stream decode's ceiling, read beside its repetitions (absent with --only llamacpp or --http). */
+  decodeLimit?: DecodeLimit;
   peer: { package: string; version: string };
   model: { name: string; path: string; bytes: number; options: object };
   comparisons: Comparison[];
@@ -65,9 +66,11 @@ function row(out: string[], w: number[], label: string, c: Comparison): void {
   out.push(pad(label, w[0]!) + lpad(cell(c.tokenmill), w[1]!) + lpad(cell(c.llamacpp), w[2]!) + lpad(c.ratio === undefined ? '-' : fmt(c.ratio, 2), w[3]!));
 }
 
-function shareRow(out: string[], w: number[], decode: Comparison, limit: { weightBytes: number; tokPerSecond: number }): void {
-  const share = (x: Series | undefined): string => (x ? `${fmt((x.median / limit.tokPerSecond) * 100)}%` : '-');
-  out.push(pad(`  share of the bandwidth limit (${fmt(limit.tokPerSecond)} tok/s)`, w[0]!) + lpad(share(decode.tokenmill), w[1]!) + lpad(share(decode.llamacpp), w[2]!));
+function shareRows(out: string[], w: number[], indent: string, limit: DecodeLimit): void {
+  const share = (x: number | undefined): string => (x === undefined ? '-' : `${fmt(x * 100)}%`);
+  out.push(pad(`${indent}share of the bandwidth limit (median ${fmt(limit.tokPerSecond)} tok/s)`, w[0]!) + lpad(share(limit.share.tokenmill), w[1]!) + lpad(share(limit.share.llamacpp), w[2]!));
+  out.push(`${indent}  (per repetition: the model's ${fmt(limit.weightBytes / 1e9, 3)} GB of weights read per decode step, read at ` +
+    `${limit.readingsGBs.map((g) => fmt(g)).join(' / ')} GB/s right after each; shares are medians of per-repetition shares)`);
 }
 
 export function printTable(r: BenchResult): void {
@@ -77,8 +80,8 @@ export function printTable(r: BenchResult): void {
   out.push(`${r.machine.cpu} (${r.machine.cpus} cpus), node ${r.machine.node}, commit ${r.commit}`);
   const p = r.platform;
   out.push(`CPU features: ${p.features.join(' ') || 'none of note'}; tokenmill kernels ${p.kernelLevel}; ` +
-    `llama.cpp CPU variant ${p.llamacppVariant ?? '-'}; read bandwidth ${fmt(p.readBandwidthGBs)} GB/s (${r.threads} threads; ` +
-    `highest of the readings ${p.readBandwidthSamplesGBs.map((g) => fmt(g)).join(' / ')} GB/s taken during the run)`);
+    `llama.cpp CPU variant ${p.llamacppVariant ?? '-'}; read bandwidth ${fmt(p.readBandwidthGBs)} GB/s at the start ` +
+    `(${r.threads} threads, a fresh 1 GiB buffer; the decode limits below are read beside each decode repetition)`);
   out.push(`1-minute load average before/after: ${fmt(r.machine.loadavgBefore, 2)} / ${fmt(r.machine.loadavgAfter, 2)} (the run itself adds up to ${r.threads})`);
   out.push('');
   const w = [50, 30, 30, 8];
@@ -86,19 +89,13 @@ export function printTable(r: BenchResult): void {
   for (const c of r.comparisons) row(out, w, c.label, c);
   const dl = r.decodeLimit;
   const decode = r.comparisons.find((c) => c.label.startsWith('decode tok/s'));
-  if (dl && decode) {
-    shareRow(out, w, decode, dl);
-    out.push(`  (limit = ${fmt(p.readBandwidthGBs)} GB/s / ${fmt(dl.weightBytes / 1e9, 3)} GB of weights read per decode step)`);
-  }
+  if (dl && decode) shareRows(out, w, '  ', dl);
   for (const m of r.realModels) {
     out.push('');
     out.push(`${m.name}: ${m.label}, ${(m.bytes / 1e9).toFixed(2)} GB`);
     row(out, w, `  ${m.prompt.label}`, m.prompt);
     row(out, w, `  ${m.decode.label}`, m.decode);
-    if (m.decodeLimit) {
-      shareRow(out, w, m.decode, m.decodeLimit);
-      out.push(`    (limit = ${fmt(p.readBandwidthGBs)} GB/s / ${fmt(m.decodeLimit.weightBytes / 1e9, 3)} GB read per decode step)`);
-    }
+    if (m.decodeLimit) shareRows(out, w, '    ', m.decodeLimit);
   }
   if (r.sampling.length > 0) {
     out.push('');

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { compare, fixedReps, measure } from './ab.js';
+import { DecodeLimitReadings, type DecodeLimit } from './decode-limit.js';
 import { measureHttp, type HttpResult } from './http-bench.js';
 import { ensureModel } from './model-cache.js';
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.js';
@@ -19,7 +20,7 @@ import { locateRealModels, measureRealModels, type RealModelResult } from './rea
 import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
 import { LlamacppSide, peerVersion } from './llamacpp-side.js';
 import { mappedGgmlCpuVariant } from './ggml-cpu-variant.js';
-import { describePlatform, sampleReadBandwidth, withBandwidthSample, type Platform } from './platform.js';
+import { describePlatform, type Platform } from './platform.js';
 import { measureSampling } from './sampling-cost.js';
 import type { Side } from './side.js';
 import { randomPrompt } from './stats.js';
@@ -45,8 +46,8 @@ function mainModel(quick: boolean, vocab: string): { name: string; options: Synt
 }
 
 interface SideFacts {
-  /** Bytes of weights one decode step reads (tokenmill's reading of the model file). */
-  decodeWeightBytes?: number;
+  /** The decode row's limit, read beside its repetitions (absent without the tokenmill side). */
+  decodeLimit?: DecodeLimit;
   llamacppVariant?: string;
 }
 
@@ -58,7 +59,6 @@ async function compareSides(tl: Timeline, opts: BenchOptions, repoRoot: string, 
   if (opts.only !== 'llamacpp') {
     const side = await tl.time('main/load/tokenmill', () => TokenmillSide.open(modelPath, { threads: opts.threads, maxSeqs: w.streams, maxModelLen: contextSize, batchTokens: w.promptTokens, ...prefix }));
     sides.push(side);
-    facts.decodeWeightBytes = side.decodeWeightBytes();
   }
   if (opts.only !== 'tokenmill') {
     sides.push(await tl.time('main/load/llamacpp', () => LlamacppSide.open(repoRoot, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000, ...prefix })));
@@ -76,11 +76,15 @@ async function compareSides(tl: Timeline, opts: BenchOptions, repoRoot: string, 
 
   log(`prompt processing: ${w.promptTokens}-token prompt x ${w.reps.min}-${w.reps.max} ...`);
   const prefill = await measure(tl, 'main/prompt', sides, w.reps, async (s) => w.promptTokens / (await s.prefill(randomPrompt(w.promptTokens, 32000, bos, seed++))));
-  log(`single-stream decode: ${w.decodeTokens} tokens x ${w.reps.min}-${w.reps.max} ...`);
-  const decode = await measure(tl, 'main/decode', sides, w.reps, async (s) => {
+  log(`single-stream decode: ${w.decodeTokens} tokens x ${w.reps.min}-${w.reps.max}, the weights read after each ...`);
+  const readings = new DecodeLimitReadings();
+  const decode = await measure(tl, 'main/decode', sides, w.reps, async (s, rep) => {
     const r = await s.decode(randomPrompt(w.shortPromptTokens, 32000, bos, seed++), w.decodeTokens, 'greedy');
+    if (s instanceof TokenmillSide) await readings.take(s, rep);
     return r.tokens / r.seconds;
   });
+  const limit = readings.limit(decode);
+  if (limit) facts.decodeLimit = limit;
   log(`aggregate decode: ${w.streams} streams x ${w.aggregateTokens} tokens x ${w.reps.min}-${w.reps.max} ...`);
   const aggregate = await measure(tl, 'main/aggregate', sides, w.reps, async (s) => {
     const prompts = Array.from({ length: w.streams }, () => randomPrompt(w.shortPromptTokens, 32000, bos, seed++));
@@ -119,7 +123,7 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
   if (loadBefore > 0.5) log(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before the run; the machine is not idle`);
 
   log(`measuring read bandwidth with ${opts.threads} threads ...`);
-  let platform: Platform = await tl.time('bandwidth', () => describePlatform(repoRoot, opts.threads));
+  const platform: Platform = await tl.time('bandwidth', () => describePlatform(repoRoot, opts.threads));
   log(`${platform.cpu}: kernels ${platform.kernelLevel}, read bandwidth ${platform.readBandwidthGBs.toFixed(1)} GB/s`);
 
   const spec = mainModel(opts.quick, spmVocab);
@@ -134,17 +138,13 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
     const facts: SideFacts = {};
     if (!opts.httpOnly) {
       comparisons = await compareSides(tl, opts, repoRoot, cached.path, sides, facts);
-      platform = await sampleBandwidthAgain(tl, 'bandwidth/after-main', platform, opts.threads, log);
       const stepSeconds: Record<string, number> = {};
       const dc = comparisons[1]!;
       if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
       if (dc.llamacpp) stepSeconds.llamacpp = 1 / dc.llamacpp.median;
       if (wantReal) {
         realModels = await measureRealModels({ repoRoot, threads: opts.threads, only: opts.only, workload: w.real, tl, log }, realFiles);
-        platform = await sampleBandwidthAgain(tl, 'bandwidth/after-real-models', platform, opts.threads, log);
       }
-      const bandwidth = platform.readBandwidthGBs;
-      realModels = realModels.map((m) => (m.decodeWeightBytes ? { ...m, decodeLimit: decodeLimit(m.decodeWeightBytes, bandwidth) } : m));
       if (!opts.skipSampling) {
         for (const [vocabPath, nVocab] of [[spmVocab, 32000], [qwenVocab, 151936]] as const) {
           sampling.push(await tl.time(`sampling/v${nVocab}`, () => measureSampling({ opts, repoRoot, vocabPath, nVocab, stepSeconds, log })));
@@ -168,7 +168,7 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
         loadavgBefore: loadBefore, loadavgAfter: os.loadavg()[0]!,
       },
       platform: { ...platform, ...(facts.llamacppVariant ? { llamacppVariant: facts.llamacppVariant } : {}) },
-      ...(facts.decodeWeightBytes ? { decodeLimit: decodeLimit(facts.decodeWeightBytes, platform.readBandwidthGBs) } : {}),
+      ...(facts.decodeLimit ? { decodeLimit: facts.decodeLimit } : {}),
       peer: { package: 'node-llama-cpp', version: await peerVersion(repoRoot) },
       model: { name: spec.name, path: cached.path, bytes: cached.bytes, options: { ...spec.options, vocab: path.basename(spmVocab) } },
       comparisons,
@@ -179,18 +179,6 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
   } finally {
     for (const s of sides) await s.close().catch(() => undefined);
   }
-}
-
-/** Another bandwidth reading, taken next to the decode rows it bounds (see Platform.readBandwidthGBs). */
-async function sampleBandwidthAgain(tl: Timeline, label: string, p: Platform, threads: number, log: (s: string) => void): Promise<Platform> {
-  const gbs = await tl.time(label, () => sampleReadBandwidth(threads));
-  log(`read bandwidth again: ${gbs.toFixed(1)} GB/s (limit uses the highest reading)`);
-  return withBandwidthSample(p, gbs);
-}
-
-/** The decode rate memory allows: read bandwidth over the bytes of weights one step reads. */
-function decodeLimit(weightBytes: number, bandwidthGBs: number): { weightBytes: number; tokPerSecond: number } {
-  return { weightBytes, tokPerSecond: (bandwidthGBs * 1e9) / weightBytes };
 }
 
 function gitCommit(repoRoot: string): string {

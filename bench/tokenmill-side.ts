@@ -95,14 +95,13 @@ export class TokenmillSide implements Side {
   }
 
   /**
-   * Bytes a decode step reads from the weights: every tensor once, except the token embedding table, of
-   * which one row is read (unless it doubles as the output matrix). The KV cache read is left out (small
-   * for the short contexts the decode rows use).
+   * One reading of the weights a decode step reads (model.measureWeightReadBandwidth with the side's threads):
+   * GB/s, and the bytes per step (every layer's weights, the output norm and matrix; the token embeddings only
+   * when they are the output matrix; the KV cache left out, small for the decode rows' short contexts).
    */
-  decodeWeightBytes(): number {
-    const tensors = this.model.info.tensors;
-    const tied = !tensors.some((t) => t.name === 'output.weight');
-    return tensors.reduce((sum, t) => sum + (t.name === 'token_embd.weight' && !tied ? 0 : t.bytes), 0);
+  async readWeights(): Promise<{ gbs: number; bytes: number }> {
+    const r = await this.model.measureWeightReadBandwidth({ threads: this.o.threads, reps: 3 });
+    return { gbs: r.bytesPerSecond / 1e9, bytes: r.bytes };
   }
 
   async sharedPrefix(system: number[], questions: number[][]): Promise<number> {

@@ -9,6 +9,7 @@ export type { EngineStats, FinishReason, GenerateEvent, GenerateOptions, TokenLo
 export type { GenerateRequest, LogitBiasArrays } from './engine/generate-request.js';
 export type { ModelInfo, ModelLoadOptions, TokenizeOptions, DetokenizeOptions } from './engine/model.js';
 export type { Device, DeviceRequest } from './native/device.js';
+export type { WeightReadBandwidth } from './native/types.js';
 export type { ChatCallOptions, ChatStreamErrorEvent, ChatStreamItem, ChatUsageRecord } from './openai/chat-completions.js';
 export type { ChatCompletionChunk, ChatCompletionResponse, ValidationDetail } from './openai/protocol.js';
 export {

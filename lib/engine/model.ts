@@ -1,6 +1,6 @@
 // Model: a loaded GGUF file (weights mapped read-only, vocabulary built). Immutable and shareable.
 import { selectDevice, type Device, type DeviceRequest, type DeviceSelection } from '../native/device.js';
-import type { NativeAddon, NativeModel, NativeModelInfo } from '../native/types.js';
+import type { NativeAddon, NativeModel, NativeModelInfo, WeightReadBandwidth } from '../native/types.js';
 import { DisposedError, InvalidArgumentError, fromNative } from './errors.js';
 import { Grammar, GrammarCache } from './grammar.js';
 
@@ -136,6 +136,21 @@ export class Model {
     const callSite = new Error();
     try {
       return await this.handle.evaluate(tokens instanceof Int32Array ? tokens : Int32Array.from(tokens), options.threads ?? 0);
+    } catch (error) {
+      throw fromNative(error, callSite);
+    }
+  }
+
+  /**
+   * The memory read bandwidth over this model's own weights: `threads` threads (default 2) sum the weights
+   * one decode step reads, best of `reps` passes (default 5), on a libuv worker. `bytesPerSecond / bytes` is
+   * the decode ceiling at the time of the reading: these are the very pages decode streams, and a reading is
+   * quick enough to take beside each decode measurement (a shared host's bandwidth drifts within minutes).
+   */
+  async measureWeightReadBandwidth(options: { threads?: number; reps?: number } = {}): Promise<WeightReadBandwidth> {
+    const callSite = new Error();
+    try {
+      return await this.handle.measureWeightReadBandwidth(options.threads ?? 2, options.reps ?? 5);
     } catch (error) {
       throw fromNative(error, callSite);
     }

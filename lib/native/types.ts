@@ -68,6 +68,12 @@ export interface NativeDetokenizeOptions {
   spacesBetweenSpecialTokens?: boolean;
 }
 
+export interface WeightReadBandwidth {
+  bytesPerSecond: number;
+  /** The weight bytes one decode step reads, each once (the token embedding table only when it is also the output matrix). */
+  bytes: number;
+}
+
 export interface NativeModel {
   info(): NativeModelInfo;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
@@ -76,6 +82,8 @@ export interface NativeModel {
   tokenPiece(id: number): string;
   tokenBytes(id: number): Uint8Array;
   evaluate(tokens: Int32Array, threads: number): Promise<Float32Array>;
+  /** Read bandwidth over the weights a decode step reads (`bytes` of them): best of `reps` passes of `threads` threads (libuv worker). */
+  measureWeightReadBandwidth(threads: number, reps: number): Promise<WeightReadBandwidth>;
   dispose(): void;
 }
 

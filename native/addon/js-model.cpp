@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "addon/addon-state.h"
+#include "addon/js-bandwidth.h"
 #include "addon/js-errors.h"
 #include "addon/js-metadata.h"
 #include "addon/js-promise-worker.h"
@@ -125,6 +126,7 @@ Napi::Function js_model::define(Napi::Env env) {
         InstanceMethod<&js_model::token_piece>("tokenPiece"),
         InstanceMethod<&js_model::evaluate_logits>("evaluate"),
         InstanceMethod<&js_model::token_bytes>("tokenBytes"),
+        InstanceMethod<&js_model::measure_weight_read_bandwidth>("measureWeightReadBandwidth"),
         InstanceMethod<&js_model::dispose>("dispose"),
     });
 }
@@ -275,6 +277,10 @@ Napi::Value js_model::token_bytes(const Napi::CallbackInfo & info) {
         std::copy(piece.begin(), piece.end(), out.Data());
         return out;
     });
+}
+
+Napi::Value js_model::measure_weight_read_bandwidth(const Napi::CallbackInfo & info) {
+    return guard(info.Env(), [&]() -> Napi::Value { return addon::measure_weight_read_bandwidth(info, get()); });
 }
 
 Napi::Value js_model::evaluate_logits(const Napi::CallbackInfo & info) {

@@ -28,6 +28,7 @@ private:
     Napi::Value token_piece(const Napi::CallbackInfo & info);
     Napi::Value evaluate_logits(const Napi::CallbackInfo & info);
     Napi::Value token_bytes(const Napi::CallbackInfo & info);
+    Napi::Value measure_weight_read_bandwidth(const Napi::CallbackInfo & info);   // (threads, reps) → Promise
     Napi::Value dispose(const Napi::CallbackInfo & info);
 
     std::shared_ptr<const model> model_;

@@ -145,4 +145,21 @@ model_weights weights_load(const gguf::shard_set & files, const hparams & hp) {
     return w;
 }
 
+std::vector<byte_range> decode_read_set(const model_weights & w) {
+    std::vector<byte_range> out;
+    const auto add = [&](const weight & v) {
+        if (v.present()) out.push_back({v.data, size_t(v.n_rows) * v.row_bytes});
+    };
+    for (const layer_weights & l : w.layers) {
+        for (const weight * v : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.wo,
+                                 &l.attn_post_norm, &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down, &l.ffn_post_norm}) {
+            add(*v);
+        }
+    }
+    add(w.output_norm);
+    add(w.output);
+    add(w.rope_freqs);
+    return out;
+}
+
 } // namespace tmill

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/byte-range.h"
 #include "gguf/ggml-types.h"
 #include "gguf/split.h"
 #include "model/hparams.h"
@@ -52,5 +53,10 @@ struct model_weights {
 // Builds the views; throws tmill::error(gguf_invalid / gguf_unsupported) naming the tensor and what was
 // expected (missing, wrong shape, unsupported type).
 model_weights weights_load(const gguf::shard_set & files, const hparams & hp);
+
+// The weight bytes one decode step reads, each once: every layer's weights, the output norm and the output
+// matrix. The token embedding table is left out unless it doubles as the output matrix (a step reads one of
+// its rows); the KV cache is not a weight.
+std::vector<byte_range> decode_read_set(const model_weights & w);
 
 } // namespace tmill

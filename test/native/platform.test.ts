@@ -29,6 +29,38 @@ describe('platform facts', () => {
     await expect(measureReadBandwidth({ reps: 1.5 })).rejects.toMatchObject({ code: 'invalid_argument' });
   });
 
+  test('model.measureWeightReadBandwidth reads the decode read set of the model', async () => {
+    const model = await Model.load(stories260K);
+    try {
+      const r = await model.measureWeightReadBandwidth({ threads: 2, reps: 3 });
+      // The decode read set: every tensor except the token embeddings (this model has its own output matrix),
+      // each counted once — the same bytes the tensor list gives, read in whole 8-byte words.
+      const tensors = model.info.tensors;
+      expect(tensors.some((t) => t.name === 'output.weight')).toBe(true);
+      const expected = tensors.reduce((sum, t) => sum + (t.name === 'token_embd.weight' ? 0 : t.bytes), 0);
+      expect(r.bytes).toBeLessThanOrEqual(expected);
+      expect(r.bytes).toBeGreaterThan(expected - 16 * tensors.length);
+      expect(r.bytesPerSecond).toBeGreaterThan(5e8);
+      expect(r.bytesPerSecond).toBeLessThan(5e12);
+    } finally {
+      model.dispose();
+    }
+  });
+
+  test('model.measureWeightReadBandwidth refuses bad arguments, vocab-only and disposed models', async () => {
+    const model = await Model.load(stories260K);
+    await expect(model.measureWeightReadBandwidth({ threads: 0 })).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(model.measureWeightReadBandwidth({ reps: 1.5 })).rejects.toMatchObject({ code: 'invalid_argument' });
+    model.dispose();
+    await expect(model.measureWeightReadBandwidth()).rejects.toMatchObject({ code: 'disposed' });
+    const vocab = await Model.load(stories260K, { vocabOnly: true });
+    try {
+      await expect(vocab.measureWeightReadBandwidth()).rejects.toMatchObject({ code: 'invalid_argument' });
+    } finally {
+      vocab.dispose();
+    }
+  });
+
   test("model.info.tensors[].bytes add up to the file's data section", async () => {
     const model = await Model.load(stories260K);
     try {

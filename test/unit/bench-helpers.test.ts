@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { compare, measure } from '../../bench/ab.js';
+import { DecodeLimitReadings } from '../../bench/decode-limit.js';
 import { ensureModel, estimateBytes } from '../../bench/model-cache.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 import { locateRealModels } from '../../bench/real-models.js';
@@ -12,6 +13,7 @@ import { fullSampling, logitBiasEntries, type Side } from '../../bench/side.js';
 import { median, randomPrompt, rng, series } from '../../bench/stats.js';
 import type { SynthModelOptions } from '../../bench/synth-model.js';
 import { Timeline } from '../../bench/timeline.js';
+import type { TokenmillSide } from '../../bench/tokenmill-side.js';
 
 describe('bench options', () => {
   it('defaults to 2 threads, both implementations and the full workload', () => {
@@ -111,6 +113,35 @@ describe('bench repetitions and comparison', () => {
     const c = compare('x', 'tok/s', q);
     expect(c.ratio).toBeCloseTo(10.1 / 5.05, 10);
     expect(compare('s', 's', q, true).ratio).toBeCloseTo(5.05 / 10.1, 10);
+  });
+});
+
+describe('bench decode limit', () => {
+  // A side whose weight readings are scripted: 1 GB per step, read at the given GB/s in turn.
+  const scripted = (gbs: number[]): TokenmillSide => {
+    let i = 0;
+    return { readWeights: () => Promise.resolve({ gbs: gbs[i++]!, bytes: 1e9 }) } as unknown as TokenmillSide;
+  };
+
+  it('divides each repetition by the limit read beside it and takes the median share', async () => {
+    const side = scripted([30, 60, 40]);
+    const readings = new DecodeLimitReadings();
+    for (let rep = 0; rep < 3; rep++) await readings.take(side, rep);
+    // Limits 30, 60 and 40 tok/s; tokenmill's shares 0.9, 0.5, 0.75 and llama.cpp's 0.5, 0.25, 0.5.
+    const limit = readings.limit(new Map([['tokenmill', [27, 30, 30]], ['llamacpp', [15, 15, 20]]]))!;
+    expect(limit.weightBytes).toBe(1e9);
+    expect(limit.readingsGBs).toEqual([30, 60, 40]);
+    expect(limit.tokPerSecond).toBe(40);
+    expect(limit.share.tokenmill).toBeCloseTo(0.75, 12);
+    expect(limit.share.llamacpp).toBeCloseTo(0.5, 12);
+  });
+
+  it('gives no limit without readings, and no share for a side that did not run', async () => {
+    expect(new DecodeLimitReadings().limit(new Map([['llamacpp', [20]]]))).toBeUndefined();
+    const readings = new DecodeLimitReadings();
+    await readings.take(scripted([50]), 0);
+    const limit = readings.limit(new Map([['tokenmill', [45]]]))!;
+    expect(limit.share).toEqual({ tokenmill: 0.9 });
   });
 });
 
