@@ -39,7 +39,7 @@ export class DecodeLimitReadings {
     const shareOf = (name: 'tokenmill' | 'llamacpp'): number | undefined => {
       const v = values.get(name);
       if (!v || v.length === 0) return undefined;
-      return median(v.map((tps, rep) => tps / limits[Math.min(rep, limits.length - 1)]!));
+      return median(v.map((tps, rep) => tps / limits[rep]!));
     };
     const share: DecodeLimit['share'] = {};
     const tm = shareOf('tokenmill'), ll = shareOf('llamacpp');
