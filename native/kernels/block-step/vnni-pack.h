@@ -18,6 +18,11 @@
 
 #include <immintrin.h>
 
+// GCC 12's _mm512_inserti64x4 merges into a self-initialised "undefined" vector, which -Wmaybe-uninitialized
+// reports (as avx512-traits.h says; the AMX sources include this header without it).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace tmill::kernels {
 namespace {
 namespace avx512_vnni {
@@ -53,15 +58,25 @@ inline void transpose_stage(__m512i * v) {
     }
 }
 
+// 16 tokens' 32 bytes each (q[t]) as 8 rows of 64 bytes at dst, row k holding bytes 4k..4k+3 of every token:
+// a 16 x 8 dword transpose in registers. Register i starts as tokens i and i + 8's 8 quads (register bits =
+// token bits 0-2, lane bits = token bit 3 and the quad's 3 bits), and three stages swap the register bits
+// with the quad's lane bits, leaving register k = quad k and lane t = token t (4-byte copies one token and
+// quad at a time were 4 % of a 512-token prefill).
+inline void store_quads(const __m256i * q, uint8_t * dst) {
+    static_assert(k_pack_quads == 8 && k_pack_tokens == 16, "the transpose's register and lane bits");
+    __m512i v[k_pack_quads];
+    for (int i = 0; i < k_pack_quads; ++i) v[i] = _mm512_inserti64x4(_mm512_castsi256_si512(q[i]), q[i + 8], 1);
+    transpose_stage<0>(v);
+    transpose_stage<1>(v);
+    transpose_stage<2>(v);
+    for (int k = 0; k < k_pack_quads; ++k) _mm512_storeu_si512(dst + 64 * k, v[k]);
+}
+
 // Tokens x .. x + n - 1 (row stride xb, 1 <= n <= 16), nb blocks each, into pack (nb * k_pack_block bytes).
 // The lanes of tokens past n are zero bytes (after the bias), so a full-width load reads defined values.
-// Per block a 16 x 8 dword transpose in registers: register i starts as tokens i and i + 8's 8 quads
-// (register bits = token bits 0-2, lane bits = token bit 3 and the quad's 3 bits), and three stages swap the
-// register bits with the quad's lane bits, leaving register k = quad k and lane t = token t (4-byte copies
-// one token and quad at a time were 4 % of a 512-token prefill).
 template <uint8_t Bias>
 void pack_tokens(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
-    static_assert(k_pack_quads == 8 && k_pack_tokens == 16, "the transpose's register and lane bits");
     const __m256i bias = _mm256_set1_epi8(char(Bias));
     for (int64_t b = 0; b < nb; ++b) {
         uint8_t * dst = pack + size_t(b) * k_pack_block;
@@ -76,12 +91,7 @@ void pack_tokens(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
                 q[t] = _mm256_setzero_si256();
             }
         }
-        __m512i v[k_pack_quads];
-        for (int i = 0; i < k_pack_quads; ++i) v[i] = _mm512_inserti64x4(_mm512_castsi256_si512(q[i]), q[i + 8], 1);
-        transpose_stage<0>(v);
-        transpose_stage<1>(v);
-        transpose_stage<2>(v);
-        for (int k = 0; k < k_pack_quads; ++k) _mm512_storeu_si512(dst + 64 * k, v[k]);
+        store_quads(q, dst);
         std::memcpy(dst + k_pack_quad_bytes, scales, sizeof scales);
     }
 }

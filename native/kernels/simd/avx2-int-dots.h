@@ -35,6 +35,8 @@ struct avx2_int_dots {
     // Q8_0, Q4_0, Q5_0 and IQ4_NL keep llama.cpp's order (NOTE(q8-matmul)), bitwise llama.cpp's AVX2 build:
     // the generic tiles serve every shape (no block-step kernels, kernels/tiling.h int8_block_rows).
     static constexpr bool block_step = false;
+    // Q4_K keeps matmul-k.cpp's tiles for every token count (no 16-token lanes: avx512-q4-k-lanes.h).
+    static constexpr bool q4_k_lanes = false;
 
     // The K-quant lanes below pass each token's running sum through this empty asm, which takes v and gives it
     // back in a register, so the add that made it happens there. Without it GCC 12's expansion (TER,

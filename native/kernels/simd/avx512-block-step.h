@@ -25,9 +25,7 @@
 #pragma once
 
 #include "kernels/block-step/reference.h"
-#include "kernels/block-step/vnni-pack.h"
-#include "kernels/simd/avx2-traits.h"
-#include "kernels/simd/avx512-traits.h"
+#include "kernels/simd/avx512-token-lanes.h"
 #include "kernels/simd/int8-weights.h"
 
 #include <array>
@@ -41,30 +39,6 @@ namespace {
 namespace block_step_avx512 {
 
 using namespace avx512_vnni;
-
-// A weight type: its block, its reference (the same bits; run when scratch cannot be allocated) and whether
-// the prompt tile reads its int8 weights in place (Q8_0) or from the panel's decoded copy.
-template <typename Block, matmul_rows_kernel * Reference, bool InPlace>
-struct format {
-    using block = Block;
-    static constexpr matmul_rows_kernel * reference = Reference;
-    static constexpr bool in_place = InPlace;
-    static __m256i values(const Block & b) { return int8_weights<Block>::values(b); }
-};
-using q8_0 = format<quant::block_q8_0, block_step_ref::matmul_q8_0, true>;
-using q4_0 = format<quant::block_q4_0, block_step_ref::matmul_q4_0, false>;
-using iq4_nl = format<quant::block_iq4_nl, block_step_ref::matmul_iq4_nl, false>;
-using q5_0 = format<quant::block_q5_0, block_step_ref::matmul_q5_0, false>;
-template <typename Block>
-struct format_of;
-template <>
-struct format_of<quant::block_q8_0> { using type = q8_0; };
-template <>
-struct format_of<quant::block_q4_0> { using type = q4_0; };
-template <>
-struct format_of<quant::block_iq4_nl> { using type = iq4_nl; };
-template <>
-struct format_of<quant::block_q5_0> { using type = q5_0; };
 
 // The 8 int32 sums of 8 lane vectors (lane l of the result: the sum of v[l]'s 8 lanes).
 inline __m256i sums8(const __m256i * v) {
@@ -89,34 +63,6 @@ inline __m256i corrections8(const __m256i * q) {
 struct panel_entry {
     int32_t corr;
     float dw;
-};
-
-// About this many bytes of panel entries and int8 weights (decoded, or Q8_0's read in place) per panel: with
-// a 16-token group's activations (k_pack_block per block) and the next panel prefetched beside it, the
-// working set stays in a 1 MB L2. (Counting only the entries, Q8_0's panels held 696 KB of weights, and
-// with the next one prefetched they overflowed the EPYC's L2: a 16-stream step about 5 % slower.)
-constexpr size_t k_panel_bytes = 160 * 1024;
-constexpr int k_tile_rows = 8;   // rows sharing each activation load: 8 + 8 + 8 of the 32 zmm registers
-constexpr int64_t k_first_panel_rows = 2 * k_tile_rows;
-
-// A prompt tile's vector: the 16 tokens of a group in a zmm, or, for a group of at most 8 tokens, its first 8
-// in a ymm (on Zen 4 a 512-bit operation holds its pipe for two cycles, so half the lanes cost half). The float
-// operations are the level traits' of that width; the tile adds its integer ones.
-struct lanes16 : avx512_traits {
-    using vi = __m512i;
-    static vi load_i(const uint8_t * p) { return _mm512_loadu_si512(p); }
-    static vi set1_i(int32_t v) { return _mm512_set1_epi32(v); }
-    static vi dpbusd(vi c, vi u, vi s) { return _mm512_dpbusd_epi32(c, u, s); }
-    static vi add_i(vi a, vi b) { return _mm512_add_epi32(a, b); }
-    static f32 to_f32(vi c) { return _mm512_cvtepi32_ps(c); }
-};
-struct lanes8 : avx2_traits {
-    using vi = __m256i;
-    static vi load_i(const uint8_t * p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
-    static vi set1_i(int32_t v) { return _mm256_set1_epi32(v); }
-    static vi dpbusd(vi c, vi u, vi s) { return _mm256_dpbusd_epi32(c, u, s); }
-    static vi add_i(vi a, vi b) { return _mm256_add_epi32(a, b); }
-    static f32 to_f32(vi c) { return _mm256_cvtepi32_ps(c); }
 };
 
 // R rows x the group's tokens in L's lanes: out[r * 16 + t]. Row r's int8 block b at q + r * rs + b * bs; its
@@ -150,12 +96,6 @@ void tile(const int8_t * q, size_t rs, size_t bs, const panel_entry * meta, int6
     }
     for (int r = 0; r < R; ++r) L::store(out + 16 * r, acc[r]);
 }
-
-using tile_fn = void (*)(const int8_t *, size_t, size_t, const panel_entry *, int64_t, const uint8_t *, float *,
-                        const char *, int);
-template <typename L>
-constexpr tile_fn k_tiles[k_tile_rows + 1] = {nullptr,     tile<L, 1>, tile<L, 2>, tile<L, 3>, tile<L, 4>,
-                                              tile<L, 5>, tile<L, 6>, tile<L, 7>, tile<L, 8>};
 
 // The panel entries of n <= 8 consecutive blocks (Full: n == 8, the common case, without the per-block tests):
 // their corrections8 (zero blocks past n) and their F16 scales converted in one register, stored as
@@ -199,76 +139,43 @@ void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, panel_en
     }
 }
 
-// Token groups packed at a time: bounds the per-thread pack buffer (16 * 576 bytes per block: 1.6 MB for a
-// 5632-wide row) whatever the batch; the weights are read once per this many tokens.
-constexpr int64_t k_pass_groups = 16;
-
-// Rows [r0, r1) x tokens [0, n_tok): false when the scratch buffers cannot be allocated.
-template <typename F>
-bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n_tok, int64_t nb, int64_t r0, int64_t r1,
-                 float * y, int64_t ldy) {
-    const int64_t groups = (n_tok + k_pack_tokens - 1) / k_pack_tokens;
-    const int64_t pass_groups = groups < k_pass_groups ? groups : k_pass_groups;
-    const size_t row_bytes = size_t(nb) * (sizeof(panel_entry) + (F::in_place ? 0 : quant::qk8_0));
-    const size_t row_working_set = row_bytes + (F::in_place ? wb : 0);   // plus the weights read in place
-    int64_t panel_rows = int64_t(k_panel_bytes / row_working_set) / k_tile_rows * k_tile_rows;
-    if (panel_rows < k_tile_rows) panel_rows = k_tile_rows;
-    if (panel_rows > r1 - r0) panel_rows = r1 - r0;
-    // A task's first panel is read from memory with nothing to overlap (its prefetch would have to come
-    // from another task, which may run on another core), so the panels start small and double: each
-    // panel's tiles then have time to prefetch the next.
-    const int64_t first_rows = k_first_panel_rows < panel_rows ? k_first_panel_rows : panel_rows;
-    auto grown = [panel_rows](int64_t size) { return 2 * size < panel_rows ? 2 * size : panel_rows; };
-    uint8_t * pack = scratch_space<0>(size_t(pass_groups * nb) * k_pack_block);
-    uint8_t * panel = scratch_space<1>(size_t(panel_rows) * row_bytes);
-    if (!pack || !panel) return false;
-    auto * meta = reinterpret_cast<panel_entry *>(panel);
-    int8_t * staging = reinterpret_cast<int8_t *>(panel + size_t(panel_rows * nb) * sizeof(panel_entry));
-    alignas(64) float out[k_tile_rows * k_pack_tokens];
-    for (int64_t g0 = 0; g0 < groups; g0 += pass_groups) {
-        const int64_t g1 = g0 + pass_groups < groups ? g0 + pass_groups : groups;
-        auto tokens_of = [&](int64_t g) {
-            const int64_t left = n_tok - g * k_pack_tokens;
-            return int(left < k_pack_tokens ? left : k_pack_tokens);
-        };
-        for (int64_t g = g0; g < g1; ++g)
-            pack_tokens<0x80>(x + size_t(g * k_pack_tokens) * xb, xb, tokens_of(g), nb, pack + size_t((g - g0) * nb) * k_pack_block);
-        for (int64_t p0 = r0, size = first_rows, rows = 0; p0 < r1; p0 += rows, size = grown(size)) {
-            rows = size < r1 - p0 ? size : r1 - p0;
-            const char * wp = w + size_t(p0) * wb;
-            prepare_panel<F>(wp, wb, rows, nb, meta, staging);
-            const int8_t * q = F::in_place ? reinterpret_cast<const int8_t *>(wp + offsetof(typename F::block, qs)) : staging;
-            const size_t rs = F::in_place ? wb : size_t(nb) * quant::qk8_0;
-            const size_t bs = F::in_place ? sizeof(typename F::block) : size_t(quant::qk8_0);
-            // The next panel (this pass's next, else the next pass's first) comes from memory while this one
-            // computes: its bytes are prefetched to L2 in equal slices by this panel's tile calls. Without
-            // it prepare_panel waited for memory with nothing to overlap (a fifth of a 16-stream decode step).
-            const bool last = p0 + rows >= r1;
-            const int64_t n0 = !last ? p0 + rows : (g1 < groups ? r0 : r1);
-            const int64_t next_size = !last ? grown(size) : first_rows;
-            const int64_t next_rows = next_size < r1 - n0 ? next_size : r1 - n0;
-            const char * next = w + size_t(n0) * wb;
-            const int64_t calls = (g1 - g0) * ((rows + k_tile_rows - 1) / k_tile_rows);
-            const int64_t call_lines = (int64_t(size_t(next_rows) * wb / 64) + calls) / calls;
-            const int pf_lines = int((call_lines + nb - 1) / nb);
-            int64_t call = 0;
-            for (int64_t g = g0; g < g1; ++g) {
-                const int64_t t0 = g * k_pack_tokens;
-                const int n = tokens_of(g);
-                const uint8_t * xp = pack + size_t((g - g0) * nb) * k_pack_block;
-                const tile_fn * tiles = n <= 8 ? k_tiles<lanes8> : k_tiles<lanes16>;
-                for (int64_t i = 0; i < rows; i += k_tile_rows) {
-                    const int m = int(rows - i < k_tile_rows ? rows - i : k_tile_rows);
-                    tiles[m](q + size_t(i) * rs, rs, bs, meta + i * nb, nb, xp, out, next + size_t(call++ * nb * pf_lines) * 64,
-                             pf_lines);
-                    for (int t = 0; t < n; ++t)
-                        for (int r = 0; r < m; ++r) y[(t0 + t) * ldy + p0 + i + r] = out[16 * r + t];
-                }
-            }
-        }
+// A weight type: its block, its reference (the same bits; run when scratch cannot be allocated) and whether
+// the prompt tile reads its int8 weights in place (Q8_0) or from the panel's decoded copy; the members
+// token_lanes_avx512::prompt_rows takes.
+template <typename Block, matmul_rows_kernel * Reference, bool InPlace>
+struct format {
+    using block = Block;
+    using entry = panel_entry;
+    static constexpr matmul_rows_kernel * reference = Reference;
+    static constexpr bool in_place = InPlace;
+    static constexpr size_t staging_bytes = quant::qk8_0;
+    static constexpr size_t pack_block = k_pack_block;
+    static constexpr int tile_rows = 8;   // rows sharing each activation load: 8 + 8 + 8 of the 32 zmm registers
+    static __m256i values(const Block & b) { return int8_weights<Block>::values(b); }
+    static void pack(const char * x, size_t xb, int n, int64_t nb, uint8_t * dst) { pack_tokens<0x80>(x, xb, n, nb, dst); }
+    static void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, panel_entry * meta, int8_t * staging) {
+        block_step_avx512::prepare_panel<format>(w, wb, rows, nb, meta, staging);
     }
-    return true;
-}
+    template <typename L, int R>
+    static void tile(const int8_t * q, size_t rs, size_t bs, const panel_entry * meta, int64_t nb, const uint8_t * pack,
+                     float * out, const char * pf, int pf_lines) {
+        block_step_avx512::tile<L, R>(q, rs, bs, meta, nb, pack, out, pf, pf_lines);
+    }
+};
+using q8_0 = format<quant::block_q8_0, block_step_ref::matmul_q8_0, true>;
+using q4_0 = format<quant::block_q4_0, block_step_ref::matmul_q4_0, false>;
+using iq4_nl = format<quant::block_iq4_nl, block_step_ref::matmul_iq4_nl, false>;
+using q5_0 = format<quant::block_q5_0, block_step_ref::matmul_q5_0, false>;
+template <typename Block>
+struct format_of;
+template <>
+struct format_of<quant::block_q8_0> { using type = q8_0; };
+template <>
+struct format_of<quant::block_q4_0> { using type = q4_0; };
+template <>
+struct format_of<quant::block_iq4_nl> { using type = iq4_nl; };
+template <>
+struct format_of<quant::block_q5_0> { using type = q5_0; };
 
 // ---- 1 to k_decode_max_tokens tokens: each row streamed on its own ----
 
@@ -446,7 +353,7 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     if (n_tok <= k_decode_max_tokens) {
         done = decode_rows<F>(wc, wb, xc, xb, n_tok, nb, r0, r1, y, ldy);
     } else {
-        done = prompt_rows<F>(wc, wb, xc, xb, n_tok, nb, r0, r1, y, ldy);
+        done = token_lanes_avx512::prompt_rows<F>(wc, wb, xc, xb, n_tok, nb, r0, r1, y, ldy);
     }
     if (!done) F::reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }

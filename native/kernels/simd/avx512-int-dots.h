@@ -7,6 +7,7 @@
 
 #include "kernels/hsum.h"
 #include "kernels/simd/avx512-block-step.h"
+#include "kernels/simd/avx512-q4-k-lanes.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
@@ -40,6 +41,15 @@ struct avx512_int_dots {
     static void block_step_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                                 int64_t r1, float * y, int64_t ldy) {
         block_step_avx512::rows<typename block_step_avx512::format_of<Block>::type>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    }
+
+    // Q4_K from q4_k_lanes_min_tokens tokens on: 16 tokens in the lanes (avx512-q4-k-lanes.h, NOTE(q4-k-lanes));
+    // false when its scratch cannot be allocated.
+    static constexpr bool q4_k_lanes = true;
+    static constexpr int64_t q4_k_lanes_min_tokens = 5;
+    static bool q4_k_lanes_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                                int64_t r1, float * y, int64_t ldy) {
+        return q4_k_lanes_avx512::rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     }
 
     static float hsum16(__m512 v) {

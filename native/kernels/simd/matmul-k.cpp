@@ -61,14 +61,14 @@ __m256i k4_headers(const void * lo, const void * hi) {
     return _mm256_set_m128i(_mm_loadu_si128(static_cast<const __m128i *>(hi)), _mm_loadu_si128(static_cast<const __m128i *>(lo)));
 }
 
-// Q4_K, G rows (1..4) x T tokens (1..4). Slot s of the 4 holds row min(s, G - 1); headers are loaded in slot
-// pairs (0, 2) and (1, 3), one row per 128-bit lane, which the reductions below expect.
+// Q4_K, G rows (1..4) x T tokens (1..4), row g at rows[g]. Slot s of the 4 holds row min(s, G - 1); headers are
+// loaded in slot pairs (0, 2) and (1, 3), one row per 128-bit lane, which the reductions below expect.
 template <int G, int T>
-void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+void tile_q4_k_at(const block_q4_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     static_assert(G >= 1 && G <= 4 && T >= 1 && T <= 4, "a Q4_K tile has 1..4 rows and 1..4 tokens");
     const int64_t nb = n_in / quant::qk_k;
     const block_q4_k * wr[4];
-    for (int s = 0; s < 4; ++s) wr[s] = reinterpret_cast<const block_q4_k *>(w + size_t(s < G ? s : G - 1) * wb);
+    for (int s = 0; s < 4; ++s) wr[s] = rows[s < G ? s : G - 1];
     const block_q8_k * xr[T];
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
     // Per token: lanes 0..3 the scale chains of lanes/rows 0..3, lanes 4..7 their min chains.
@@ -128,6 +128,14 @@ void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
         _mm_store_ps(out, _mm_sub_ps(_mm256_castps256_ps128(chain[t]), _mm256_extractf128_ps(chain[t], 1)));
         for (int r = 0; r < G; ++r) y[t * ldy + r] = out[r];
     }
+}
+
+// Q4_K, G adjacent rows from w (row stride wb) x T tokens.
+template <int G, int T>
+void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    const block_q4_k * rows[G];
+    for (int g = 0; g < G; ++g) rows[g] = reinterpret_cast<const block_q4_k *>(w + size_t(g) * wb);
+    tile_q4_k_at<G, T>(rows, x, xb, n_in, y, ldy);
 }
 
 // Q5_K, R rows x T tokens: per (row, token) and super-block the exact integer lanes of sum_j sc_j * dot_j
@@ -234,9 +242,47 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
+// Q4_K, one token (decode): the range's rows in sets of k_q4_k_decode_rows spread evenly over it (rows r, r + h,
+// r + 2h, ...), one set per tile, so the slots hold different rows and share the tile's header unpacking and
+// reductions, while each slot's row still streams far from the others (adjacent rows, interleaved, came from
+// memory at half the rate on the EPYC: NOTE(k-matmul-tiles)); the leftover rows one per tile.
+constexpr int k_q4_k_decode_rows = 4;
+
+void q4_k_one_token(const char * w, size_t wb, const char * x, int64_t n_in, int64_t r0, int64_t r1, float * y) {
+    constexpr int S = k_q4_k_decode_rows;
+    const int64_t h = (r1 - r0) / S;
+    const auto row = [&](int64_t r) { return reinterpret_cast<const block_q4_k *>(w + size_t(r) * wb); };
+    for (int64_t i = r0; i < r0 + h; ++i) {
+        const block_q4_k * set[S];
+        for (int s = 0; s < S; ++s) set[s] = row(i + s * h);
+        float out[S];
+        tile_q4_k_at<S, 1>(set, x, 0, n_in, out, 1);
+        for (int s = 0; s < S; ++s) y[i + s * h] = out[s];
+    }
+    for (int64_t r = r0 + S * h; r < r1; ++r) {
+        const block_q4_k * one[1] = {row(r)};
+        tile_q4_k_at<1, 1>(one, x, 0, n_in, y + r, 1);
+    }
+}
+
+// Q4_K: from D::q4_k_lanes_min_tokens tokens on, where the level has them, 16 tokens in the lanes of a zmm
+// (avx512-q4-k-lanes.h, NOTE(q4-k-lanes)); else, and when their scratch cannot be allocated, the tiles above.
+// Both give the reference's bits.
+template <typename D>
+void rows_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+               float * y, int64_t ldy) {
+    if constexpr (D::q4_k_lanes)
+        if (n_tok >= D::q4_k_lanes_min_tokens && D::q4_k_lanes_rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy)) return;
+    if (n_tok == 1) {
+        q4_k_one_token(static_cast<const char *>(w), wb, static_cast<const char *>(x), n_in, r0, r1, y);
+        return;
+    }
+    tile_walk<q4_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
 } // namespace
 
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k, tile_walk<q4_k_kernel, 1, 4>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k, rows_q4_k<int_dots>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
 
