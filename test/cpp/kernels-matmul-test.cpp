@@ -11,6 +11,7 @@
 #include "kernels/ref/ref.h"
 #include "quant/fp16.h"
 #include "quant/q5-k.h"
+#include "quant/q6-k.h"
 #include "quant/q8-0.h"
 #include "quant/q4-k.h"
 #include "quant/q8-k.h"
@@ -449,22 +450,16 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level
     }
 }
 
-// Q4_K's 16-token lanes on the AVX-512 levels (kernels/simd/avx512-q4-k-lanes.h, NOTE(q4-k-lanes)): groups of 16
-// tokens in zmm lanes and of at most 8 in ymm lanes, a partial last group, more than one pass of 256 tokens,
-// panels that start small and grow over a 100-row range, a range that starts inside a tile, and extreme blocks
-// (every nibble 15, every scale and min 63) against activations at -127 and +127, where an overflow of the
-// integer sums would show. Every level must give the reference's bits.
-TM_TEST("kernels: Q4_K matmuls over many tokens are bitwise the reference at every level") {
+// Many tokens: Q4_K's 16-token lanes on the AVX-512 levels (kernels/simd/avx512-q4-k-lanes.h, NOTE(q4-k-lanes))
+// and the tiles of both types elsewhere — groups of 16 tokens in zmm lanes and of at most 8 in ymm lanes, a
+// partial last group, more than one pass of 256 tokens, panels that start small and grow over a 100-row range,
+// a range that starts inside a tile, and extreme blocks (every quant at its top, every scale at its largest
+// magnitude: Q4_K's 63, Q6_K's -128) against activations at -127 and +127, where an overflow of the integer
+// sums would show. Every level must give the reference's bits.
+TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the reference at every level") {
     std::mt19937 rng(4343);
     const int64_t n_in = 256 * 3, n_out = 100, max_tok = 300;
-    std::vector<uint8_t> w = make_weights(ggml_type::q4_k, n_out, n_in, rng);
-    const size_t w_row = quant::row_bytes(ggml_type::q4_k, n_in), x_row = quant::row_bytes(ggml_type::q8_k, n_in);
-    for (int64_t r = 0; r < 4; ++r)
-        for (int64_t b = 0; b < n_in / quant::qk_k; ++b) {
-            auto * blk = reinterpret_cast<quant::block_q4_k *>(w.data() + size_t(r) * w_row) + b;
-            std::memset(blk->scales, 0xff, sizeof blk->scales);
-            std::memset(blk->qs, 0xff, sizeof blk->qs);
-        }
+    const size_t x_row = quant::row_bytes(ggml_type::q8_k, n_in);
     std::vector<float> x = make_x(n_in * max_tok, rng);
     // Token 0 all -127 (x = 1 everywhere), token 1 all +127 but its first element (-127).
     for (int64_t i = 0; i < n_in; ++i) {
@@ -475,26 +470,43 @@ TM_TEST("kernels: Q4_K matmuls over many tokens are bitwise the reference at eve
     for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_k, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
     CHECK_EQ(int(reinterpret_cast<const quant::block_q8_k *>(xa.data())->qs[5]), -127);
     CHECK_EQ(int(reinterpret_cast<const quant::block_q8_k *>(xa.data() + x_row)->qs[5]), 127);
-    std::vector<float> want(size_t(n_out * max_tok));
-    variants(ggml_type::q4_k)[0].fn(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    int64_t compared = 0;
-    for (const variant & v : variants(ggml_type::q4_k)) {
-        int bad = 0;
-        for (int64_t n_tok : {5, 8, 9, 16, 17, 40, 300})
-            for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {3, 97}}) {
-                std::vector<float> y(size_t(n_out * n_tok), NAN);
-                v.fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
-                for (int64_t t = 0; t < n_tok; ++t)
-                    for (int64_t r = 0; r < n_out; ++r) {
-                        const float got = y[size_t(t * n_out + r)];
-                        bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
-                    }
+    for (ggml_type type : {ggml_type::q4_k, ggml_type::q6_k}) {
+        std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
+        const size_t w_row = quant::row_bytes(type, n_in);
+        for (int64_t r = 0; r < 4; ++r)
+            for (int64_t b = 0; b < n_in / quant::qk_k; ++b) {
+                if (type == ggml_type::q4_k) {
+                    auto * blk = reinterpret_cast<quant::block_q4_k *>(w.data() + size_t(r) * w_row) + b;
+                    std::memset(blk->scales, 0xff, sizeof blk->scales);
+                    std::memset(blk->qs, 0xff, sizeof blk->qs);
+                } else {
+                    auto * blk = reinterpret_cast<quant::block_q6_k *>(w.data() + size_t(r) * w_row) + b;
+                    std::memset(blk->scales, 0x80, sizeof blk->scales);
+                    std::memset(blk->ql, 0xff, sizeof blk->ql);
+                    std::memset(blk->qh, 0xff, sizeof blk->qh);
+                }
             }
-        if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", v.name, bad);
-        CHECK_EQ(bad, 0);
-        ++compared;
+        std::vector<float> want(size_t(n_out * max_tok));
+        variants(type)[0].fn(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
+        int64_t compared = 0;
+        for (const variant & v : variants(type)) {
+            int bad = 0;
+            for (int64_t n_tok : {5, 8, 9, 16, 17, 40, 300})
+                for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {3, 97}}) {
+                    std::vector<float> y(size_t(n_out * n_tok), NAN);
+                    v.fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
+                    for (int64_t t = 0; t < n_tok; ++t)
+                        for (int64_t r = 0; r < n_out; ++r) {
+                            const float got = y[size_t(t * n_out + r)];
+                            bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
+                        }
+                }
+            if (bad) std::fprintf(stderr, "    type %u, %s: %d outputs differ from the reference\n", unsigned(type), v.name, bad);
+            CHECK_EQ(bad, 0);
+            ++compared;
+        }
+        CHECK_EQ(compared, int64_t(variants(type).size()));
     }
-    CHECK_EQ(compared, int64_t(variants(ggml_type::q4_k).size()));
 }
 
 // Q5_K's float accumulator width is the ISA's (NOTE(k-matmul)), so its levels are held to their own orders,

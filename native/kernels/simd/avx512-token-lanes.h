@@ -112,9 +112,13 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
             rows = size < r1 - p0 ? size : r1 - p0;
             const char * wp = w + size_t(p0) * wb;
             F::prepare_panel(wp, wb, rows, nb, meta, staging);
-            const int8_t * q = F::in_place ? reinterpret_cast<const int8_t *>(wp + offsetof(typename F::block, qs)) : staging;
-            const size_t rs = F::in_place ? wb : size_t(nb) * F::staging_bytes;
-            const size_t bs = F::in_place ? sizeof(typename F::block) : F::staging_bytes;
+            const int8_t * q = staging;
+            size_t rs = size_t(nb) * F::staging_bytes, bs = F::staging_bytes;
+            if constexpr (F::in_place) {
+                q = reinterpret_cast<const int8_t *>(wp + offsetof(typename F::block, qs));
+                rs = wb;
+                bs = sizeof(typename F::block);
+            }
             // The next panel (this pass's next, else the next pass's first) comes from memory while this one
             // computes: its bytes are prefetched to L2 in equal slices by this panel's tile calls. Without
             // it prepare_panel waited for memory with nothing to overlap (a fifth of a 16-stream decode step).
