@@ -242,26 +242,34 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
-// Q4_K, one token (decode): the range's rows in sets of k_q4_k_decode_rows spread evenly over it (rows r, r + h,
-// r + 2h, ...), one set per tile, so the slots hold different rows and share the tile's header unpacking and
-// reductions, while each slot's row still streams far from the others (adjacent rows, interleaved, came from
-// memory at half the rate on the EPYC: NOTE(k-matmul-tiles)); the leftover rows one per tile.
+// Q4_K, T = 1..4 tokens (decode, a few streams, and the chunks of up to 7): the range's rows in sets of k_q4_k_decode_rows spread evenly over
+// it (rows r, r + h, r + 2h, ...), one set per tile, so the slots hold different rows and share the tile's header
+// unpacking and reductions, while each slot's row still streams far from the others (adjacent rows, interleaved,
+// came from memory at half the rate on the EPYC: NOTE(k-matmul-tiles)); the leftover rows one per tile.
 constexpr int k_q4_k_decode_rows = 4;
+// Below this many tokens, chunks of up to 4 tokens each take the spread sets (the weights read once per chunk);
+// from it on the tile walk (weights read once per block of tokens, from L2). One 1536 -> 151936 matmul from
+// memory on one thread, AMD EPYC, avx512: the walk took 22-31 ms for 2-4 tokens and 38-45 ms for 5-7, the
+// sets 8.3-14.4 ms for 2-4 tokens, two chunks 20-25 ms for 5-7 (and the 16-token lanes 30 ms for 8).
+constexpr int64_t k_q4_k_walk_min_tokens = 8;
 
-void q4_k_one_token(const char * w, size_t wb, const char * x, int64_t n_in, int64_t r0, int64_t r1, float * y) {
+template <int T>
+void q4_k_few_tokens(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, int64_t r0, int64_t r1, float * y,
+                     int64_t ldy) {
     constexpr int S = k_q4_k_decode_rows;
     const int64_t h = (r1 - r0) / S;
     const auto row = [&](int64_t r) { return reinterpret_cast<const block_q4_k *>(w + size_t(r) * wb); };
     for (int64_t i = r0; i < r0 + h; ++i) {
         const block_q4_k * set[S];
         for (int s = 0; s < S; ++s) set[s] = row(i + s * h);
-        float out[S];
-        tile_q4_k_at<S, 1>(set, x, 0, n_in, out, 1);
-        for (int s = 0; s < S; ++s) y[i + s * h] = out[s];
+        float out[T * S];
+        tile_q4_k_at<S, T>(set, x, xb, n_in, out, S);
+        for (int t = 0; t < T; ++t)
+            for (int s = 0; s < S; ++s) y[t * ldy + i + s * h] = out[t * S + s];
     }
     for (int64_t r = r0 + S * h; r < r1; ++r) {
         const block_q4_k * one[1] = {row(r)};
-        tile_q4_k_at<1, 1>(one, x, 0, n_in, y + r, 1);
+        tile_q4_k_at<1, T>(one, x, xb, n_in, y + r, ldy);
     }
 }
 
@@ -273,11 +281,16 @@ void rows_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
                float * y, int64_t ldy) {
     if constexpr (D::q4_k_lanes)
         if (n_tok >= D::q4_k_lanes_min_tokens && D::q4_k_lanes_rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy)) return;
-    if (n_tok == 1) {
-        q4_k_one_token(static_cast<const char *>(w), wb, static_cast<const char *>(x), n_in, r0, r1, y);
+    if (n_tok >= k_q4_k_walk_min_tokens) {
+        tile_walk<q4_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
-    tile_walk<q4_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    using few_fn = void (*)(const char *, size_t, const char *, size_t, int64_t, int64_t, int64_t, float *, int64_t);
+    static constexpr few_fn few[5] = {nullptr, q4_k_few_tokens<1>, q4_k_few_tokens<2>, q4_k_few_tokens<3>, q4_k_few_tokens<4>};
+    for (int64_t t = 0; t < n_tok; t += 4) {
+        const int n = int(n_tok - t < 4 ? n_tok - t : 4);
+        few[n](static_cast<const char *>(w), wb, static_cast<const char *>(x) + size_t(t) * xb, xb, n_in, r0, r1, y + t * ldy, ldy);
+    }
 }
 
 } // namespace
