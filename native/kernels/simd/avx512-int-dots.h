@@ -44,9 +44,9 @@ struct avx512_int_dots {
     }
 
     // Q4_K from q4_k_lanes_min_tokens tokens on: 16 tokens in the lanes (avx512-q4-k-lanes.h, NOTE(q4-k-lanes));
-    // false when its scratch cannot be allocated. Below 8 tokens the panel's preparation (one group to share it)
-    // cost more than the lanes saved: one 1536 -> 8960 matmul on one thread, AMD EPYC, 5 tokens 1.29 ms with
-    // the tiles against 1.67 ms, 8 tokens 1.57 against 1.58, 16 tokens 3.18 against 1.98.
+    // false when its scratch cannot be allocated. Below 8 tokens matmul-k.cpp's chunks of spread row sets are as
+    // fast from memory (a group of up to 8 tokens costs the lanes as much as 8): one 1536 -> 151936 matmul from
+    // memory on one thread, AMD EPYC, 5, 6 and 7 tokens 20, 22 and 25 ms in chunks, 8 tokens 23 ms in lanes.
     static constexpr bool q4_k_lanes = true;
     static constexpr int64_t q4_k_lanes_min_tokens = 8;
     static bool q4_k_lanes_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
