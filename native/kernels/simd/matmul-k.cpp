@@ -168,7 +168,7 @@ void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
 // 8-lane FMA with d_x * d_w and hsum8 at the end. A row's operations are the same in every tile shape
 // (NOTE(k-matmul-tiles)).
 template <int R, int T>
-void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk_k;
     tile_acc<R, T> tile;
     auto & acc = tile.v;
@@ -182,7 +182,7 @@ void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
         // Unrolled, so each row's accumulators are registers (a loop over r kept them in memory).
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
-            const block_q6_k * wblk = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb) + b;
+            const block_q6_k * wblk = rows[r] + b;
             const __m256i scn = _mm256_sub_epi16(_mm256_setzero_si256(),
                                                  _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(wblk->scales))), 5));
             __m256i lanes[T];
@@ -193,6 +193,14 @@ void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
         }
     }
     tile.store(y, ldy);
+}
+
+// Q6_K, R adjacent rows from w (row stride wb) x T tokens.
+template <int R, int T>
+void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+    const block_q6_k * rows[R];
+    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb);
+    tile_q6_k_at<R, T>(rows, x, xb, n_in, y, ldy);
 }
 
 template <int R, int T>
@@ -219,42 +227,64 @@ struct q6_k_kernel {
 // (NOTE(k-matmul-tiles)).
 constexpr size_t k_q6_k_one_row_x = 16 * 1024;
 
-void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
-               float * y, int64_t ldy) {
-    if (4 * xb <= k_q6_k_one_row_x) tile_walk<q6_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-    else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
 
-// Q4_K, T = 1..4 tokens (decode, a few streams, and the chunks of up to 7): the range's rows in sets of k_q4_k_decode_rows spread evenly over
-// it (rows r, r + h, r + 2h, ...), one set per tile, so the slots hold different rows and share the tile's header
-// unpacking and reductions, while each slot's row still streams far from the others (adjacent rows, interleaved,
-// came from memory at half the rate on the EPYC: NOTE(k-matmul-tiles)); the leftover rows one per tile.
-constexpr int k_q4_k_decode_rows = 4;
-// Below this many tokens, chunks of up to 4 tokens each take the spread sets (the weights read once per chunk);
-// from it on the tile walk (weights read once per block of tokens, from L2). One 1536 -> 151936 matmul from
-// memory on one thread, AMD EPYC, avx512: the walk took 22-31 ms for 2-4 tokens and 38-45 ms for 5-7, the
-// sets 8.3-14.4 ms for 2-4 tokens, two chunks 20-25 ms for 5-7 (and the 16-token lanes 30 ms for 8).
-constexpr int64_t k_q4_k_walk_min_tokens = 8;
-
-template <int T>
-void q4_k_few_tokens(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, int64_t r0, int64_t r1, float * y,
-                     int64_t ldy) {
-    constexpr int S = k_q4_k_decode_rows;
+// A few tokens (decode, a few streams), T = 1..4 of them: the range's rows in sets of S spread evenly over it
+// (rows r, r + h, r + 2h, ...), one set per tile of K (K::at<S, T>, rows given by pointer), so a tile's rows
+// share its activation loads (and Q4_K's header unpacking and reductions), while each row still streams far
+// from the others (adjacent rows, interleaved, came from memory at half the rate on the EPYC:
+// NOTE(k-matmul-tiles)); the leftover rows one per tile. A row's arithmetic is its tile's, whatever the set.
+template <typename K, int S, int T>
+void spread_sets(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, int64_t r0, int64_t r1, float * y,
+                 int64_t ldy) {
+    using block = typename K::block;
     const int64_t h = (r1 - r0) / S;
-    const auto row = [&](int64_t r) { return reinterpret_cast<const block_q4_k *>(w + size_t(r) * wb); };
+    const auto row = [&](int64_t r) { return reinterpret_cast<const block *>(w + size_t(r) * wb); };
     for (int64_t i = r0; i < r0 + h; ++i) {
-        const block_q4_k * set[S];
+        const block * set[S];
         for (int s = 0; s < S; ++s) set[s] = row(i + s * h);
         float out[T * S];
-        tile_q4_k_at<S, T>(set, x, xb, n_in, out, S);
+        K::template at<S, T>(set, x, xb, n_in, out, S);
         for (int t = 0; t < T; ++t)
             for (int s = 0; s < S; ++s) y[t * ldy + i + s * h] = out[t * S + s];
     }
     for (int64_t r = r0 + S * h; r < r1; ++r) {
-        const block_q4_k * one[1] = {row(r)};
-        tile_q4_k_at<1, T>(one, x, xb, n_in, y + r, ldy);
+        const block * one[1] = {row(r)};
+        K::template at<1, T>(one, x, xb, n_in, y + r, ldy);
     }
 }
+
+// Tokens in chunks of up to 4, each chunk over spread_sets<K, S> (the weights read once per chunk).
+template <typename K, int S>
+void few_tokens(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+                float * y, int64_t ldy) {
+    using fn = void (*)(const char *, size_t, const char *, size_t, int64_t, int64_t, int64_t, float *, int64_t);
+    static constexpr fn by_count[5] = {nullptr, spread_sets<K, S, 1>, spread_sets<K, S, 2>, spread_sets<K, S, 3>, spread_sets<K, S, 4>};
+    for (int64_t t = 0; t < n_tok; t += 4) {
+        const int n = int(n_tok - t < 4 ? n_tok - t : 4);
+        by_count[n](static_cast<const char *>(w), wb, static_cast<const char *>(x) + size_t(t) * xb, xb, n_in, r0, r1, y + t * ldy, ldy);
+    }
+}
+
+struct q4_k_at {
+    using block = block_q4_k;
+    template <int G, int T>
+    static void at(const block * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+        tile_q4_k_at<G, T>(rows, x, xb, n_in, y, ldy);
+    }
+};
+struct q6_k_at {
+    using block = block_q6_k;
+    template <int R, int T>
+    static void at(const block * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+        tile_q6_k_at<R, T>(rows, x, xb, n_in, y, ldy);
+    }
+};
+
+// Below this many tokens Q4_K takes few_tokens over sets of 4 rows; from it on the tile walk (weights read once
+// per block of tokens, from L2) or the lanes. One 1536 -> 151936 matmul from memory on one thread, AMD EPYC,
+// avx512: the walk took 22-31 ms for 2-4 tokens and 38-45 ms for 5-7, the sets 8.3-14.4 ms for 2-4 tokens,
+// two chunks 20-25 ms for 5-7.
+constexpr int64_t k_q4_k_walk_min_tokens = 8;
 
 // Q4_K: from D::q4_k_lanes_min_tokens tokens on, where the level has them, 16 tokens in the lanes of a zmm
 // (avx512-q4-k-lanes.h, NOTE(q4-k-lanes)); else, and when their scratch cannot be allocated, the tiles above.
@@ -264,16 +294,22 @@ void rows_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
                float * y, int64_t ldy) {
     if constexpr (D::q4_k_lanes)
         if (n_tok >= D::q4_k_lanes_min_tokens && D::q4_k_lanes_rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy)) return;
-    if (n_tok >= k_q4_k_walk_min_tokens) {
-        tile_walk<q4_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-        return;
-    }
-    using few_fn = void (*)(const char *, size_t, const char *, size_t, int64_t, int64_t, int64_t, float *, int64_t);
-    static constexpr few_fn few[5] = {nullptr, q4_k_few_tokens<1>, q4_k_few_tokens<2>, q4_k_few_tokens<3>, q4_k_few_tokens<4>};
-    for (int64_t t = 0; t < n_tok; t += 4) {
-        const int n = int(n_tok - t < 4 ? n_tok - t : 4);
-        few[n](static_cast<const char *>(w), wb, static_cast<const char *>(x) + size_t(t) * xb, xb, n_in, r0, r1, y + t * ldy, ldy);
-    }
+    if (n_tok < k_q4_k_walk_min_tokens) few_tokens<q4_k_at, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    else tile_walk<q4_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+// Q6_K: rows up to k_q6_k_one_row_x's width (1536-wide: 6 super-blocks, 1260 bytes) against up to 4 tokens go
+// through spread sets of 2 rows; longer rows (or more tokens) the tile walk. One matmul from memory on one
+// thread, AMD EPYC, avx512: 1536 -> 151936, 1 to 4 tokens, 9.4-19 ms one row at a time, 7.9-14.5 ms in sets of
+// 2 (sets of 4: as fast for 1 token, 15-20 % slower for 3 and 4); 8960 -> 20480, within +-10 % either way.
+constexpr int k_q6_k_set_rows = 2;
+
+void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+               float * y, int64_t ldy) {
+    const bool short_rows = 4 * xb <= k_q6_k_one_row_x;
+    if (short_rows && n_tok <= 4) few_tokens<q6_k_at, k_q6_k_set_rows>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    else if (short_rows) tile_walk<q6_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 } // namespace
