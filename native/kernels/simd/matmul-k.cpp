@@ -14,12 +14,15 @@
 // together, their integer lanes are reduced together to one vector of 4 scale totals and 4 min totals per
 // token, and both chains of the 4 slots advance by one 8-lane FMA — per lane the reference's fma(total,
 // d_w * d_x, chain), so a row's bits do not depend on its slot or on its neighbours. Prompts (2..4 tokens a
-// tile) fill the slots with 4 rows, so each unpacked weight chunk serves 4 tokens and the per-super-block
-// work is shared by 16 pairs; one token (decode) and a range's leftover rows put one row in every slot: the
-// weights then stream from memory one row after the other. (Decode tiles of 4 rows measured twice as slow
-// on the AMD EPYC when the weights came from memory — 1536-wide rows, the 4 rows' streams interleaved —
-// though 1.4 times faster from cache; software prefetch did not close the gap.) Q6_K's float work is already
-// 8 lanes per pair; its tiles are one row in decode (4-row tiles were 1.1 to 4 times slower there too); in
+// tile) fill the slots with 4 adjacent rows, so each unpacked weight chunk serves 4 tokens and the
+// per-super-block work is shared by 16 pairs. Up to 7 tokens (decode, a few streams; 1..4 tokens a chunk) the
+// slots take 4 rows a quarter of the range apart instead (spread_sets): 4 adjacent rows, interleaved, came from
+// memory at half the rate on the AMD EPYC (1536-wide rows; software prefetch did not close the gap), while
+// rows far apart stream at full rate and still share the headers' unpacking and the reductions (one token:
+// 1.55x the old one-row-in-every-slot tiles from memory). On the avx512 level 8 tokens and more take 16-token
+// lanes instead (avx512-q4-k-lanes.h). Q6_K's float work is already 8 lanes per pair; with rows up to
+// k_q6_k_one_row_x's width and up to 4 tokens its tiles take 2 rows half the range apart (the sets), longer rows
+// one row in decode (4 adjacent rows were 1.1 to 4 times slower there); in
 // prompts one row x up to 4 tokens while the tile's 4 activation rows fit in half a 32 KiB L1 (k_q6_k_one_row_x:
 // rows up to 3584 wide), 4 rows x up to 4 tokens above, where the rows share the activation loads (measured:
 // 1536-wide rows, one row 5-8% faster than 4 on AVX-512 and 16-24% on AVX2; 8960-wide, 4 rows 4-12% faster on
@@ -226,7 +229,6 @@ struct q6_k_kernel {
 // rows then stream past activations held in L1), 4 rows sharing each activation load above that
 // (NOTE(k-matmul-tiles)).
 constexpr size_t k_q6_k_one_row_x = 16 * 1024;
-
 
 // A few tokens (decode, a few streams), T = 1..4 of them: the range's rows in sets of S spread evenly over it
 // (rows r, r + h, r + 2h, ...), one set per tile of K (K::at<S, T>, rows given by pointer), so a tile's rows
