@@ -11,8 +11,8 @@ namespace {
 // Rows per task: enough tasks that the pool's dynamic claiming balances the threads, few enough that a task
 // streams a long run of weights. Multiples of 4 keep the kernels' row tiles full. Measured on the AMD EPYC
 // (2 threads, avx512, decode A/B through Engine, interleaved addons): one-token decode of the synthetic Q8_0
-// model with 2 tasks per thread against the 8 it had: 41-45 against 36-40 tok/s with the weights read at
-// 50-62 GB/s, 30.6 against 29.7 (medians) at 34-38 GB/s; 1 task per thread as fast as 2; Qwen2.5-Coder-1.5B
+// model with 2 tasks per thread against the 8 it had: 41-45 against 31-40 tok/s (nine repetitions each) with
+// the weights read at 50-62 GB/s, 30.6 against 29.7 (medians) at 34-38 GB/s; 1 task per thread as fast as 2; Qwen2.5-Coder-1.5B
 // Q4_K_M and 2 and 4 streams unchanged or faster. Batches of 8 tokens and more keep 4 per thread (2 measured
 // the same within the noise on prefill and 16 streams).
 int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok) {
