@@ -43,40 +43,6 @@ constexpr int k_xsum_rows = 4;
 constexpr size_t k_dx_at = k_xsum_at + k_xsum_rows * 64;
 constexpr size_t k_group_block = k_dx_at + sizeof(float) * k_pack_tokens;
 
-// Tokens x .. x + n - 1 (1 <= n <= 16) of nb super-blocks each, packed as above: each 32-byte chunk of the 16
-// tokens through vnni-pack.h's transpose, and the sums through it too (4 of its 8 rows).
-inline void pack(const char * x, size_t xb, int n, int64_t nb, uint8_t * dst) {
-    const __m256i bias = _mm256_set1_epi8(char(0x80));
-    for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * out = dst + size_t(b) * k_group_block;
-        const block_q8_k * blk[k_pack_tokens];
-        for (int t = 0; t < k_pack_tokens; ++t) blk[t] = t < n ? reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b : nullptr;
-        __m256i q[k_pack_tokens];
-        for (int c = 0; c < qk_k / 32; ++c) {
-            for (int t = 0; t < k_pack_tokens; ++t)
-                q[t] = blk[t] ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk[t]->qs + 32 * c)), bias)
-                              : _mm256_setzero_si256();
-            store_quads(q, out + size_t(c) * k_pack_quad_bytes);
-        }
-        // Per token the 8 sums as words in dwords 0..3: madd pairs the 16 sums ([s0..s3 | s4..s7] as int32),
-        // packs narrows them per 128-bit lane and the permute joins the lanes' low halves.
-        float dx[k_pack_tokens] = {};
-        for (int t = 0; t < k_pack_tokens; ++t) {
-            if (!blk[t]) {
-                q[t] = _mm256_setzero_si256();
-                continue;
-            }
-            const __m256i s = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk[t]->bsums)), _mm256_set1_epi16(1));
-            q[t] = _mm256_permute4x64_epi64(_mm256_packs_epi32(s, _mm256_setzero_si256()), 0xd8);
-            dx[t] = blk[t]->d;
-        }
-        alignas(64) uint8_t sums[k_pack_quad_bytes];
-        store_quads(q, sums);
-        std::memcpy(out + k_xsum_at, sums, k_xsum_rows * 64);
-        std::memcpy(out + k_dx_at, dx, sizeof dx);
-    }
-}
-
 // Per (row, super-block) of a panel, 64 bytes: what the tile broadcasts.
 struct entry {
     int32_t sc[8];     // the sub-block scales (6 bits) as int32: vpmulld's operand
@@ -111,84 +77,108 @@ inline void prepare_block(const block_q4_k & blk, __m128i sm, entry & e, int8_t 
     e.corr = -128 * _mm_cvtsi128_si32(s);
     e.dw = _cvtsh_ss(blk.d);
     e.dmin = _cvtsh_ss(blk.dmin);
-    e.unused = 0;
 }
 
-// Rows w .. w + rows - 1: their entries and their weights as int8 in element order (256 bytes per super-block),
-// the headers unpacked two super-blocks at a time (a scalar unpacking was a fifth of the preparation).
-inline void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, entry * meta, int8_t * staging) {
-    for (int64_t r = 0; r < rows; ++r) {
-        const auto * blk = reinterpret_cast<const block_q4_k *>(w + size_t(r) * wb);
-        for (int64_t b = 0; b < nb; b += 2) {
-            const bool pair = b + 1 < nb;
-            const __m256i sm = k4_scales_mins(k4_headers(blk + b, blk + (pair ? b + 1 : b)));
-            prepare_block(blk[b], _mm256_castsi256_si128(sm), meta[r * nb + b], staging + size_t(r * nb + b) * qk_k);
-            if (pair)
-                prepare_block(blk[b + 1], _mm256_extracti128_si256(sm, 1), meta[r * nb + b + 1], staging + size_t(r * nb + b + 1) * qk_k);
-        }
-    }
-}
-
-// R rows x the group's tokens in L's lanes (token_lanes_avx512::prompt_rows' tile contract): per super-block
-// and row, each sub-block's dot in two dpbusd chains, scaled by vpmulld into the row's isum (started at
-// corr), the mins' msum by 4 dpwssd, and the reference's two F32 steps; acc - macc at the end.
-template <typename L, int R>
-void tile(const int8_t * q, size_t rs, size_t bs, const entry * meta, int64_t nb, const uint8_t * pack, float * out,
-          const char * pf, int pf_lines) {
-    typename L::f32 acc[R], macc[R];
-    for (int r = 0; r < R; ++r) acc[r] = macc[r] = L::zero();
-    for (int64_t b = 0; b < nb; ++b) {
-        for (int j = 0; j < pf_lines; ++j) _mm_prefetch(pf + (size_t(b) * pf_lines + j) * 64, _MM_HINT_T1);
-        const uint8_t * xp = pack + size_t(b) * k_group_block;
-        const entry * e[R];
-        typename L::vi isum[R];
-        for (int r = 0; r < R; ++r) {
-            e[r] = meta + r * nb + b;
-            isum[r] = L::set1_i(e[r]->corr);
-        }
-        for (int j = 0; j < 8; ++j) {
-            typename L::vi c[R];
-            for (int r = 0; r < R; ++r) c[r] = L::set1_i(0);
-            for (int k = 0; k < 8; ++k) {
-                const typename L::vi xv = L::load_i(xp + 64 * (8 * j + k));
-#pragma GCC unroll 4
-                for (int r = 0; r < R; ++r) {
-                    int32_t quad;
-                    std::memcpy(&quad, q + size_t(r) * rs + size_t(b) * bs + 32 * j + 4 * k, 4);
-                    c[r] = L::dpbusd(c[r], xv, L::set1_i(quad));
-                }
-            }
-            for (int r = 0; r < R; ++r) isum[r] = L::add_i(isum[r], L::mullo_i(c[r], L::set1_i(e[r]->sc[j])));
-        }
-        typename L::vi xs[k_xsum_rows];
-        for (int i = 0; i < k_xsum_rows; ++i) xs[i] = L::load_i(xp + k_xsum_at + 64 * i);
-        const typename L::f32 dx = L::load(reinterpret_cast<const float *>(xp + k_dx_at));
-        for (int r = 0; r < R; ++r) {
-            typename L::vi msum = L::set1_i(0);
-            for (int i = 0; i < k_xsum_rows; ++i) msum = L::dpwssd(msum, xs[i], L::set1_i(e[r]->mins[i]));
-            acc[r] = L::fmadd(L::to_f32(isum[r]), L::mul(L::set1(e[r]->dw), dx), acc[r]);
-            macc[r] = L::fmadd(L::to_f32(msum), L::mul(L::set1(e[r]->dmin), dx), macc[r]);
-        }
-    }
-    for (int r = 0; r < R; ++r) L::store(out + 16 * r, L::sub(acc[r], macc[r]));
-}
-
-// Q4_K as a format of token_lanes_avx512::prompt_rows.
+// Q4_K as a format of token_lanes_avx512::prompt_rows (its contract in avx512-token-lanes.h).
 struct format {
     using block = block_q4_k;
     using entry = q4_k_lanes_avx512::entry;
     static constexpr bool in_place = false;
     static constexpr size_t staging_bytes = qk_k;
     static constexpr size_t pack_block = k_group_block;
-    static constexpr int tile_rows = 4;   // 2 dpbusd chains, isum and the two F32 chains: 5 registers a row
-    static void pack(const char * x, size_t xb, int n, int64_t nb, uint8_t * dst) { q4_k_lanes_avx512::pack(x, xb, n, nb, dst); }
-    static void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, entry * meta, int8_t * staging) {
-        q4_k_lanes_avx512::prepare_panel(w, wb, rows, nb, meta, staging);
+    static constexpr int tile_rows = 4;   // a dpbusd chain, isum and the two F32 chains: 4 registers a row
+
+    // Tokens x .. x + n - 1 (1 <= n <= 16) of nb super-blocks each, packed as above: each 32-byte chunk of the 16
+    // tokens through vnni-pack.h's transpose, and the sums through it too (4 of its 8 rows).
+    static void pack(const char * x, size_t xb, int n, int64_t nb, uint8_t * dst) {
+        const __m256i bias = _mm256_set1_epi8(char(0x80));
+        for (int64_t b = 0; b < nb; ++b) {
+            uint8_t * out = dst + size_t(b) * k_group_block;
+            const block_q8_k * blk[k_pack_tokens];
+            for (int t = 0; t < k_pack_tokens; ++t) blk[t] = t < n ? reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b : nullptr;
+            __m256i q[k_pack_tokens];
+            for (int c = 0; c < qk_k / 32; ++c) {
+                for (int t = 0; t < k_pack_tokens; ++t)
+                    q[t] = blk[t] ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk[t]->qs + 32 * c)), bias)
+                                  : _mm256_setzero_si256();
+                store_quads(q, out + size_t(c) * k_pack_quad_bytes);
+            }
+            // Per token the 8 sums as words in dwords 0..3: madd pairs the 16 sums ([s0..s3 | s4..s7] as int32),
+            // packs narrows them per 128-bit lane and the permute joins the lanes' low halves.
+            float dx[k_pack_tokens] = {};
+            for (int t = 0; t < k_pack_tokens; ++t) {
+                if (!blk[t]) {
+                    q[t] = _mm256_setzero_si256();
+                    continue;
+                }
+                const __m256i s = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk[t]->bsums)), _mm256_set1_epi16(1));
+                q[t] = _mm256_permute4x64_epi64(_mm256_packs_epi32(s, _mm256_setzero_si256()), 0xd8);
+                dx[t] = blk[t]->d;
+            }
+            alignas(64) uint8_t sums[k_pack_quad_bytes];
+            store_quads(q, sums);
+            std::memcpy(out + k_xsum_at, sums, k_xsum_rows * 64);
+            std::memcpy(out + k_dx_at, dx, sizeof dx);
+        }
     }
+
+    // Rows w .. w + rows - 1: their entries and their weights as int8 in element order (256 bytes per super-block),
+    // the headers unpacked two super-blocks at a time (a scalar unpacking was a fifth of the preparation).
+    static void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, entry * meta, int8_t * staging) {
+        for (int64_t r = 0; r < rows; ++r) {
+            const auto * blk = reinterpret_cast<const block_q4_k *>(w + size_t(r) * wb);
+            for (int64_t b = 0; b < nb; b += 2) {
+                const bool pair = b + 1 < nb;
+                const __m256i sm = k4_scales_mins(k4_headers(blk + b, blk + (pair ? b + 1 : b)));
+                prepare_block(blk[b], _mm256_castsi256_si128(sm), meta[r * nb + b], staging + size_t(r * nb + b) * qk_k);
+                if (pair)
+                    prepare_block(blk[b + 1], _mm256_extracti128_si256(sm, 1), meta[r * nb + b + 1], staging + size_t(r * nb + b + 1) * qk_k);
+            }
+        }
+    }
+
+    // R rows x the group's tokens in L's lanes (token_lanes_avx512::prompt_rows' tile contract): per super-block
+    // and row, each sub-block's dot in one dpbusd chain, scaled by vpmulld into the row's isum (started at
+    // corr), the mins' msum by 4 dpwssd, and the reference's two F32 steps; acc - macc at the end.
     template <typename L, int R>
-    static void tile(const int8_t * q, size_t rs, size_t bs, const entry * meta, int64_t nb, const uint8_t * pack, float * out,
+    static void tile(const int8_t * q, size_t rs, size_t bs, const entry * meta, int64_t nb, const uint8_t * packed, float * out,
                      const char * pf, int pf_lines) {
-        q4_k_lanes_avx512::tile<L, R>(q, rs, bs, meta, nb, pack, out, pf, pf_lines);
+        typename L::f32 acc[R], macc[R];
+        for (int r = 0; r < R; ++r) acc[r] = macc[r] = L::zero();
+        for (int64_t b = 0; b < nb; ++b) {
+            for (int j = 0; j < pf_lines; ++j) _mm_prefetch(pf + (size_t(b) * pf_lines + j) * 64, _MM_HINT_T1);
+            const uint8_t * xp = packed + size_t(b) * k_group_block;
+            const entry * e[R];
+            typename L::vi isum[R];
+            for (int r = 0; r < R; ++r) {
+                e[r] = meta + r * nb + b;
+                isum[r] = L::set1_i(e[r]->corr);
+            }
+            for (int j = 0; j < 8; ++j) {
+                typename L::vi c[R];
+                for (int r = 0; r < R; ++r) c[r] = L::set1_i(0);
+                for (int k = 0; k < 8; ++k) {
+                    const typename L::vi xv = L::load_i(xp + 64 * (8 * j + k));
+#pragma GCC unroll 4
+                    for (int r = 0; r < R; ++r) {
+                        int32_t quad;
+                        std::memcpy(&quad, q + size_t(r) * rs + size_t(b) * bs + 32 * j + 4 * k, 4);
+                        c[r] = L::dpbusd(c[r], xv, L::set1_i(quad));
+                    }
+                }
+                for (int r = 0; r < R; ++r) isum[r] = L::add_i(isum[r], L::mullo_i(c[r], L::set1_i(e[r]->sc[j])));
+            }
+            typename L::vi xs[k_xsum_rows];
+            for (int i = 0; i < k_xsum_rows; ++i) xs[i] = L::load_i(xp + k_xsum_at + 64 * i);
+            const typename L::f32 dx = L::load(reinterpret_cast<const float *>(xp + k_dx_at));
+            for (int r = 0; r < R; ++r) {
+                typename L::vi msum = L::set1_i(0);
+                for (int i = 0; i < k_xsum_rows; ++i) msum = L::dpwssd(msum, xs[i], L::set1_i(e[r]->mins[i]));
+                acc[r] = L::fmadd(L::to_f32(isum[r]), L::mul(L::set1(e[r]->dw), dx), acc[r]);
+                macc[r] = L::fmadd(L::to_f32(msum), L::mul(L::set1(e[r]->dmin), dx), macc[r]);
+            }
+        }
+        for (int r = 0; r < R; ++r) L::store(out + 16 * r, L::sub(acc[r], macc[r]));
     }
 };
 
