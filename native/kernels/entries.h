@@ -17,6 +17,7 @@
     X(matmul_q2_k, matmul_rows_kernel)          \
     X(matmul_q3_k, matmul_rows_kernel)          \
     X(matmul_q4_k, matmul_rows_kernel)          \
+    X(matmul_q4_k_x16, matmul_rows_kernel)      \
     X(matmul_q5_k, matmul_rows_kernel)          \
     X(matmul_q6_k, matmul_rows_kernel)          \
     X(matmul_iq4_xs, matmul_rows_kernel)        \

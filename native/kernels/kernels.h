@@ -90,6 +90,10 @@ namespace tmill::kernels {
 // One pointer per entry of kernels/entries.h.
 struct kernel_table {
     const char * isa;   // "baseline", "avx2", "avx512" or "avx512+amx": the best level this table was built for
+    // Whether Q4_K matmul weights are repacked at load for this table (quant/q4-k-x16.h, model/repack.h): set by
+    // the levels whose matmul_q4_k_x16 outruns their matmul_q4_k. Every level's matmul_q4_k_x16 computes the
+    // layout, with the same bits as matmul_q4_k on the original rows.
+    bool q4_k_x16;
 #define TM_KERNEL_MEMBER(name, type) type * name;
     TM_KERNEL_ENTRIES(TM_KERNEL_MEMBER)
 #undef TM_KERNEL_MEMBER

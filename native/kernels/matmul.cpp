@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include "base/error.h"
+#include "quant/q4-k-x16.h"
 #include "quant/quant.h"
 
 #include <string>
@@ -15,12 +16,18 @@ namespace {
 // the weights read at 50-62 GB/s, 30.6 against 29.7 (medians) at 34-38 GB/s; 1 task per thread as fast as 2; Qwen2.5-Coder-1.5B
 // Q4_K_M and 2 and 4 streams unchanged or faster. Batches of 8 tokens and more keep 4 per thread (2 measured
 // the same within the noise on prefill and 16 streams).
-int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok) {
+// (Rows repacked 16 at a time are cut on multiples of 16.)
+int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout layout) {
     if (n_threads <= 1) return n_out;
     const int64_t target_tasks = int64_t(n_threads) * (n_tok >= 8 ? 4 : 2);
+    const int64_t unit = layout == weight_layout::q4_k_x16 ? quant::k_x16_rows : 4;
     int64_t rows = (n_out + target_tasks - 1) / target_tasks;
-    rows = (rows + 3) / 4 * 4;
+    rows = (rows + unit - 1) / unit * unit;
     return rows < 16 ? 16 : rows;
+}
+
+size_t weight_row_bytes(ggml_type type, weight_layout layout, int64_t n_in) {
+    return layout == weight_layout::q4_k_x16 ? quant::q4_k_x16_row_bytes(n_in) : quant::row_bytes(type, n_in);
 }
 } // namespace
 
@@ -30,7 +37,11 @@ size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok) {
     return quant::row_bytes(act, n_in) * size_t(n_tok);
 }
 
-matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type) {
+matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_layout layout) {
+    if (layout == weight_layout::q4_k_x16) {
+        TM_CHECK(type == ggml_type::q4_k, invalid_argument, "matmul: only Q4_K weights are repacked 16 rows at a time");
+        return k.matmul_q4_k_x16;
+    }
     switch (type) {
         case ggml_type::f32: return k.matmul_f32;
         case ggml_type::f16: return k.matmul_f16;
@@ -102,8 +113,10 @@ void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matm
                  "matmul: n_in is not a multiple of the weight block size");
         TM_CHECK(quant::activation_type(p.type) == act, invalid_argument,
                  "matmul: weights of one job must take the same activation type");
-        const int64_t chunk = rows_per_task(p.n_out, pool.n_threads(), n_tok);
-        plans[i] = {matmul_rows_for(k, p.type), quant::row_bytes(p.type, n_in), chunk, n_tasks};
+        TM_CHECK(p.layout != weight_layout::q4_k_x16 || p.n_out % quant::k_x16_rows == 0, invalid_argument,
+                 "matmul: rows repacked 16 at a time come in multiples of 16");
+        const int64_t chunk = rows_per_task(p.n_out, pool.n_threads(), n_tok, p.layout);
+        plans[i] = {matmul_rows_for(k, p.type, p.layout), weight_row_bytes(p.type, p.layout, n_in), chunk, n_tasks};
         n_tasks += (p.n_out + chunk - 1) / chunk;
     }
     const size_t x_row = quant::row_bytes(act, n_in);

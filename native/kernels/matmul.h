@@ -5,6 +5,7 @@
 #include "base/thread-pool.h"
 #include "gguf/ggml-types.h"
 #include "kernels/kernels.h"
+#include "kernels/weight-layout.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,8 +15,9 @@ namespace tmill::kernels {
 // Bytes of scratch matmul needs to hold n_tok activation rows converted for `type`.
 size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok);
 
-// The table entry computing `type` rows; throws invalid_argument for a type without a matmul.
-matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type);
+// The table entry computing `type` rows stored in `layout`; throws invalid_argument for a type without a matmul
+// (or a layout that is not the type's).
+matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_layout layout = weight_layout::gguf);
 
 // NOTE(matmul): batch and thread invariance. Activation rows are converted one by one (a row's
 // conversion never looks at another row), and every output element y[t][r] is one dot product over
@@ -38,12 +40,14 @@ const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_typ
 void matmul_prepared(thread_pool & pool, const kernel_table & k, ggml_type type, const void * w, int64_t n_out,
                      int64_t n_in, const void * xa, int64_t n_tok, float * y);
 
-// One weight of matmul_prepared_many: w (n_out, row_bytes(type, n_in)) into y (n_tok, n_out).
+// One weight of matmul_prepared_many: w (n_out rows of n_in elements of `type`, stored in `layout`) into
+// y (n_tok, n_out).
 struct matmul_part {
     ggml_type type;
     const void * w;
     int64_t n_out;
     float * y;
+    weight_layout layout = weight_layout::gguf;
 };
 
 // matmul_prepared for several weights that read the same prepared rows (every part's activation type and

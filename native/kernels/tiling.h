@@ -46,25 +46,31 @@ void tile_walk_block(const char * wc, size_t wb, const char * xc, size_t xb, int
 constexpr size_t k_x_block = 192 * 1024;
 constexpr size_t k_w_panel = 160 * 1024;
 
-template <template <int, int> class K, int R_ONE, int R_MANY>
-void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-               int64_t r1, float * y, int64_t ldy) {
-    const char * wc = static_cast<const char *>(w);
-    const char * xc = static_cast<const char *>(x);
+// The blocks of NOTE(tiling) for rows [r0, r1) (panels a multiple of `unit` rows) x tokens [0, n_tok):
+// visit(t0, t1, p0, p1) once per token block and panel, token blocks outermost.
+template <typename Visit>
+void cache_blocks(size_t wb, size_t xb, int64_t n_tok, int64_t r0, int64_t r1, int64_t unit, Visit && visit) {
     int64_t tb = int64_t(k_x_block / (xb ? xb : 1)) / 4 * 4;
-    int64_t rb = int64_t(k_w_panel / (wb ? wb : 1)) / R_MANY * R_MANY;
+    int64_t rb = int64_t(k_w_panel / (wb ? wb : 1)) / unit * unit;
     if (tb < 4) tb = 4;
-    if (rb < R_MANY) rb = R_MANY;
+    if (rb < unit) rb = unit;
     // One token group (decode): no weight row is read twice, so panels buy nothing; one range keeps a
     // task's rows one sequential stream.
     if (n_tok <= 4) rb = r1 - r0;
     for (int64_t t0 = 0; t0 < n_tok; t0 += tb) {
         const int64_t t1 = t0 + tb < n_tok ? t0 + tb : n_tok;
-        for (int64_t p0 = r0; p0 < r1; p0 += rb) {
-            const int64_t p1 = p0 + rb < r1 ? p0 + rb : r1;
-            tile_walk_block<K, R_ONE, R_MANY>(wc, wb, xc, xb, t0, t1, n_in, p0, p1, y, ldy);
-        }
+        for (int64_t p0 = r0; p0 < r1; p0 += rb) visit(t0, t1, p0, p0 + rb < r1 ? p0 + rb : r1);
     }
+}
+
+template <template <int, int> class K, int R_ONE, int R_MANY>
+void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+               int64_t r1, float * y, int64_t ldy) {
+    const char * wc = static_cast<const char *>(w);
+    const char * xc = static_cast<const char *>(x);
+    cache_blocks(wb, xb, n_tok, r0, r1, R_MANY, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
+        tile_walk_block<K, R_ONE, R_MANY>(wc, wb, xc, xb, t0, t1, n_in, p0, p1, y, ldy);
+    });
 }
 
 // The matmul rows of a weight type whose blocks are 32 int8 weights against Q8_0 activations (Block: Q8_0,

@@ -51,9 +51,7 @@ constexpr int64_t k_attn_pair_overhead = 8;
 
 } // namespace
 
-void llama_forward::matmul(const weight & w, const float * x, int64_t n, float * y) {
-    kernels::matmul(pool_, kt_, w.type, w.data, w.n_rows, w.n_cols, x, n, y, mm_scratch_.data(), mm_scratch_.size());
-}
+void llama_forward::matmul(const weight & w, const float * x, int64_t n, float * y) { matmul_same_x({{&w, y}}, x, n); }
 
 void llama_forward::matmul_same_x(std::initializer_list<std::pair<const weight *, float *>> wy, const float * x, int64_t n) {
     // Consecutive weights that take the same converted rows run as one pool job (one meeting of the threads).
@@ -73,7 +71,7 @@ void llama_forward::matmul_same_x(std::initializer_list<std::pair<const weight *
             act = quant::activation_type(w->type);
             n_in = w->n_cols;
         }
-        parts[n_parts++] = {w->type, w->data, w->n_rows, y};
+        parts[n_parts++] = {w->type, w->data, w->n_rows, y, w->layout};
     }
     flush();
 }

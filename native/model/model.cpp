@@ -1,6 +1,7 @@
 #include "model/model.h"
 
 #include "base/error.h"
+#include "kernels/kernels.h"
 
 namespace tmill {
 
@@ -24,7 +25,10 @@ std::shared_ptr<const model> model_load(const std::string & path, const model_lo
                  path + ": vocab_size " + std::to_string(m->hp->n_vocab) + " is smaller than the tokenizer's " +
                  std::to_string(m->vocab->n_tokens()) + " tokens");
     }
-    if (!options.vocab_only) m->weights = weights_load(*m->files, *m->hp);
+    if (!options.vocab_only) {
+        m->weights = weights_load(*m->files, *m->hp);
+        m->repacked = repack_weights(*m->weights, kernels::kernels_get());
+    }
     return m;
 }
 

@@ -8,6 +8,7 @@
 
 #include "gguf/split.h"
 #include "model/hparams.h"
+#include "model/repack.h"
 #include "model/weights.h"
 #include "tokenizer/vocab.h"
 
@@ -21,7 +22,8 @@ struct model {
     std::unique_ptr<gguf::shard_set> files;   // files->first() holds the metadata
     std::optional<tmill::hparams> hp;     // absent for vocab-only loads of files without model keys
     std::shared_ptr<const tok::vocab> vocab;
-    std::optional<model_weights> weights;   // views into `files`; absent for vocab-only loads
+    std::optional<model_weights> weights;   // views into `files` (or `repacked`); absent for vocab-only loads
+    repacked_weights repacked;              // the weights repacked at load for this machine's kernels
 };
 
 // Opens, parses and validates a model. Throws tmill::error naming the file and what is wrong.

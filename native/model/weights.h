@@ -8,6 +8,7 @@
 #include "base/byte-range.h"
 #include "gguf/ggml-types.h"
 #include "gguf/split.h"
+#include "kernels/weight-layout.h"
 #include "model/hparams.h"
 
 namespace tmill {
@@ -20,6 +21,7 @@ struct weight {
     int64_t n_cols = 0;
     int64_t n_rows = 0;
     size_t row_bytes = 0;
+    kernels::weight_layout layout = kernels::weight_layout::gguf;   // set by repack_weights (model/repack.h)
 
     bool present() const { return data != nullptr; }
 };

@@ -13,4 +13,12 @@ void unpack_k4_scales(const uint8_t * q, uint8_t * sc, uint8_t * m) {
     }
 }
 
+void pack_k4_scales(const uint8_t * sc, const uint8_t * m, uint8_t * q) {
+    for (int j = 0; j < 4; ++j) {
+        q[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+        q[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+        q[j + 8] = uint8_t((sc[j + 4] & 0x0f) | ((m[j + 4] & 0x0f) << 4));
+    }
+}
+
 } // namespace tmill::quant

@@ -13,6 +13,7 @@
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
 #include "quant/q8-0.h"
+#include "quant/q4-k-x16.h"
 #include "quant/q4-k.h"
 #include "quant/q8-k.h"
 #include "quant/quant.h"
@@ -507,6 +508,70 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the referen
         }
         CHECK_EQ(compared, int64_t(variants(type).size()));
     }
+}
+
+// Q4_K repacked 16 rows at a time at load (quant/q4-k-x16.h): the repacking gives the file's blocks back bit
+// for bit, and every level's matmul_q4_k_x16 — on AVX-512 its GEMV, 1 to 4 tokens a tile, cache blocked over
+// panels of groups for more (NOTE(q4-k-x16)); elsewhere the reference — gives the GGUF layout's reference bits
+// for every token count and every range of whole groups, extreme blocks included; through matmul_prepared_many
+// the repacked weight equals the GGUF one on a 2-thread pool.
+TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at every level") {
+    std::mt19937 rng(4444);
+    const int64_t n_in = 256 * 5, n_out = 96, max_tok = 300, nb = n_in / quant::qk_k;
+    const size_t x_row = quant::row_bytes(ggml_type::q8_k, n_in), w_row = quant::row_bytes(ggml_type::q4_k, n_in);
+    const size_t p_row = quant::q4_k_x16_row_bytes(n_in);
+    std::vector<float> x = make_x(n_in * max_tok, rng);
+    for (int64_t i = 0; i < n_in; ++i) x[size_t(i)] = i % 2 ? 1.0f : -1.0f;   // token 0 at +-127
+    std::vector<uint8_t> xa(x_row * size_t(max_tok));
+    for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_k, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
+    std::vector<uint8_t> w = make_weights(ggml_type::q4_k, n_out, n_in, rng);
+    for (int64_t r : {0, 5, 17, 95})
+        for (int64_t b = 0; b < nb; ++b) {
+            auto * blk = reinterpret_cast<quant::block_q4_k *>(w.data() + size_t(r) * w_row) + b;
+            std::memset(blk->scales, 0xff, sizeof blk->scales);
+            std::memset(blk->qs, 0xff, sizeof blk->qs);
+        }
+    std::vector<uint8_t> packed(p_row * size_t(n_out)), back(w.size());
+    for (int64_t g = 0; g < n_out; g += quant::k_x16_rows) {
+        quant::q4_k_x16_pack(w.data() + size_t(g) * w_row, w_row, nb, reinterpret_cast<quant::block_q4_k_x16 *>(packed.data() + size_t(g) * p_row));
+        quant::q4_k_x16_unpack(reinterpret_cast<const quant::block_q4_k_x16 *>(packed.data() + size_t(g) * p_row), nb, back.data() + size_t(g) * w_row, w_row);
+    }
+    CHECK(back == w);
+
+    std::vector<float> want(size_t(n_out * max_tok));
+    ref::matmul_q4_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
+    int64_t compared = 0;
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        int bad = 0;
+        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300})
+            for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {16, 80}}) {
+                std::vector<float> y(size_t(n_out * n_tok), NAN);
+                l.table.matmul_q4_k_x16(packed.data(), p_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
+                for (int64_t t = 0; t < n_tok; ++t)
+                    for (int64_t r = 0; r < n_out; ++r) {
+                        const float got = y[size_t(t * n_out + r)];
+                        bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
+                    }
+            }
+        if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
+        CHECK_EQ(bad, 0);
+        ++compared;
+    }
+    CHECK(compared >= 1);
+
+    thread_pool pool(2);
+    for (int64_t n_tok : {1, 3, 16}) {
+        std::vector<float> y_gguf(size_t(n_out * n_tok)), y_x16(size_t(n_out * n_tok));
+        const matmul_part gguf{ggml_type::q4_k, w.data(), n_out, y_gguf.data()};
+        const matmul_part x16{ggml_type::q4_k, packed.data(), n_out, y_x16.data(), weight_layout::q4_k_x16};
+        matmul_prepared_many(pool, kernels_get(), &gguf, 1, n_in, xa.data(), n_tok);
+        matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
+        CHECK(std::memcmp(y_gguf.data(), y_x16.data(), y_gguf.size() * sizeof(float)) == 0);
+    }
+    // A repacked weight whose rows are not whole groups is refused.
+    std::vector<float> y_partial(static_cast<size_t>(n_out));
+    const matmul_part partial{ggml_type::q4_k, packed.data(), n_out - 8, y_partial.data(), weight_layout::q4_k_x16};
+    CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &partial, 1, n_in, xa.data(), 1), invalid_argument);
 }
 
 // Q5_K's float accumulator width is the ISA's (NOTE(k-matmul)), so its levels are held to their own orders,

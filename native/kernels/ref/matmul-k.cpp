@@ -10,6 +10,7 @@
 #include "quant/iq4-xs.h"
 #include "quant/q2-k.h"
 #include "quant/q3-k.h"
+#include "quant/q4-k-x16.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
@@ -53,24 +54,47 @@ float k4_block(const uint8_t * q, const uint8_t * scales, uint16_t d16, uint16_t
 // acc), and sums the 8 lanes at the end as hsum8 does. (Several tokens at once go through other kernels
 // in llama.cpp — a 4-token Q4_K gemm that rounds differently — so llama.cpp is compared one token per
 // batch: docs/kernels.md.)
-float dot_q4_k(const block_q4_k * w, const block_q8_k * x, int64_t nb) {
+// block(b): the row's super-block b (a block_q4_k, whatever layout it is read from).
+template <typename Blocks>
+float dot_q4_k_of(const Blocks & block, const block_q8_k * x, int64_t nb) {
     float acc = 0.0f, macc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
+        const block_q4_k w = block(b);
         uint8_t sc[8], m[8];
-        quant::unpack_k4_scales(w[b].scales, sc, m);
+        quant::unpack_k4_scales(w.scales, sc, m);
         int isum = 0, msum = 0;
         for (int j = 0; j < 8; ++j) {
-            const uint8_t * qs = w[b].qs + 32 * (j / 2);
+            const uint8_t * qs = w.qs + 32 * (j / 2);
             const int shift = 4 * (j % 2);
             int dot = 0;
             for (int l = 0; l < 32; ++l) dot += int((qs[l] >> shift) & 0x0f) * int(x[b].qs[32 * j + l]);
             isum += int(sc[j]) * dot;
             msum += int(m[j]) * (int(x[b].bsums[2 * j]) + int(x[b].bsums[2 * j + 1]));
         }
-        acc = std::fma(float(isum), quant::fp16_to_fp32(w[b].d) * x[b].d, acc);
-        macc = std::fma(float(msum), quant::fp16_to_fp32(w[b].dmin) * x[b].d, macc);
+        acc = std::fma(float(isum), quant::fp16_to_fp32(w.d) * x[b].d, acc);
+        macc = std::fma(float(msum), quant::fp16_to_fp32(w.dmin) * x[b].d, macc);
     }
     return acc - macc;
+}
+
+float dot_q4_k(const block_q4_k * w, const block_q8_k * x, int64_t nb) {
+    return dot_q4_k_of([w](int64_t b) { return w[b]; }, x, nb);
+}
+
+// Q4_K rows repacked 16 at a time (quant/q4-k-x16.h; r0 and r1 multiples of 16): each row's blocks read back
+// from its group, then dot_q4_k's steps.
+void rows_q4_k_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+                   float * y, int64_t ldy) {
+    const int64_t nb = n_in / qk_k;
+    for (int64_t t = 0; t < n_tok; ++t) {
+        const auto * xr = reinterpret_cast<const block_q8_k *>(static_cast<const char *>(x) + size_t(t) * xb);
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t first = r / quant::k_x16_rows * quant::k_x16_rows;
+            const auto * g = reinterpret_cast<const quant::block_q4_k_x16 *>(static_cast<const char *>(w) + size_t(first) * wb);
+            const int lane = int(r - first);
+            y[t * ldy + r] = dot_q4_k_of([g, lane](int64_t b) { return quant::q4_k_x16_row(g[b], lane); }, xr, nb);
+        }
+    }
 }
 
 float dot_q5_k(const block_q5_k * w, const block_q8_k * x, int64_t nb) {
@@ -165,6 +189,7 @@ float dot_iq4_xs(const block_iq4_xs * w, const block_q8_k * x, int64_t nb) {
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, quant_rows<block_q4_k, block_q8_k, qk_k, dot_q4_k>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, rows_q4_k_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, quant_rows<block_q5_k, block_q8_k, qk_k, dot_q5_k>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, quant_rows<block_q6_k, block_q8_k, qk_k, dot_q6_k>)
 TM_MATMUL_ROWS_ENTRY(matmul_q2_k, quant_rows<block_q2_k, block_q8_k, qk_k, dot_q2_k>)

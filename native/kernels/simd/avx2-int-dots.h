@@ -37,6 +37,29 @@ struct avx2_int_dots {
     static constexpr bool block_step = false;
     // Q4_K keeps matmul-k.cpp's tiles for every token count (no 16-token lanes: avx512-q4-k-lanes.h).
     static constexpr bool q4_k_lanes = false;
+    // Q4_K rows repacked 16 at a time at load (matmul-k.cpp's x16 kernel, NOTE(q4-k-x16)): half a group, 8 rows,
+    // in the lanes of a ymm; a sub-block's 8 quads summed in int16 lanes (maddubs of the unsigned nibbles by the
+    // token's quad: each pair at most 2 * 15 * 128, the 8 quads 30720 < 2^15), then one madd by the rows' scales
+    // (each in both words of its lane) gives the exact int32 lanes.
+    static constexpr bool q4_k_x16 = true;
+    struct x16 {
+        using vi = __m256i;
+        static constexpr int rows = 8;
+        static vi zero() { return _mm256_setzero_si256(); }
+        static vi add(vi a, vi b) { return _mm256_add_epi32(a, b); }
+        static vi quads(const uint8_t * p) { return load256(p); }
+        static vi low4(vi q) { return _mm256_and_si256(q, _mm256_set1_epi8(0x0f)); }
+        static vi high4(vi q) { return _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0f)); }
+        static vi dot4(vi acc, vi w, int32_t xq) { return _mm256_add_epi16(acc, _mm256_maddubs_epi16(w, _mm256_set1_epi32(xq))); }
+        static vi bytes8(const uint8_t * p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))); }
+        static vi scaled(vi dot, const uint8_t * sc) {
+            const vi s = bytes8(sc);
+            return _mm256_madd_epi16(dot, _mm256_or_si256(s, _mm256_slli_epi32(s, 16)));
+        }
+        static vi min_pairs(const uint8_t * even, const uint8_t * odd) { return _mm256_or_si256(bytes8(even), _mm256_slli_epi32(bytes8(odd), 16)); }
+        static vi add_mins(vi msum, vi pairs, int32_t xs) { return _mm256_add_epi32(msum, _mm256_madd_epi16(pairs, _mm256_set1_epi32(xs))); }
+        static __m256 to_f32(vi v) { return _mm256_cvtepi32_ps(v); }
+    };
 
     // The K-quant lanes below pass each token's running sum through this empty asm, which takes v and gives it
     // back in a register, so the add that made it happens there. Without it GCC 12's expansion (TER,

@@ -54,6 +54,32 @@ struct avx512_int_dots {
         return q4_k_lanes_avx512::rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     }
 
+    // Q4_K rows repacked 16 at a time at load (matmul-k.cpp's x16 kernel, NOTE(q4-k-x16)): a group's 16 rows in
+    // the lanes of a zmm; the quads' unsigned nibbles against a token's quad by dpbusd, exact in int32 lanes.
+    static constexpr bool q4_k_x16 = true;
+    struct x16 {
+        using vi = __m512i;
+        static constexpr int rows = 16;         // rows of a group per vector
+        static vi zero() { return _mm512_setzero_si512(); }
+        static vi add(vi a, vi b) { return _mm512_add_epi32(a, b); }
+        static vi quads(const uint8_t * p) { return _mm512_loadu_si512(p); }
+        static vi low4(vi q) { return _mm512_and_si512(q, _mm512_set1_epi8(0x0f)); }
+        static vi high4(vi q) { return _mm512_and_si512(_mm512_srli_epi16(q, 4), _mm512_set1_epi8(0x0f)); }
+        // A sub-block's dot, one quad at a time: int32 lanes.
+        static vi dot4(vi acc, vi w, int32_t xq) { return _mm512_dpbusd_epi32(acc, w, _mm512_set1_epi32(xq)); }
+        // The dots times the rows' scales (one byte per row), as int32 lanes.
+        static vi scaled(vi dot, const uint8_t * sc) {
+            return _mm512_mullo_epi32(dot, _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sc))));
+        }
+        // The rows' mins m_2i | m_2i+1 << 16, and msum += m_2i * xsum_2i + m_2i+1 * xsum_2i+1 (xs: those words).
+        static vi min_pairs(const uint8_t * even, const uint8_t * odd) {
+            const auto lanes = [](const uint8_t * p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))); };
+            return _mm512_or_si512(lanes(even), _mm512_slli_epi32(lanes(odd), 16));
+        }
+        static vi add_mins(vi msum, vi pairs, int32_t xs) { return _mm512_dpwssd_epi32(msum, pairs, _mm512_set1_epi32(xs)); }
+        static __m512 to_f32(vi v) { return _mm512_cvtepi32_ps(v); }
+    };
+
     static float hsum16(__m512 v) {
         return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
     }

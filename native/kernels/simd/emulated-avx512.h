@@ -86,6 +86,13 @@ inline __m512i cvtepu16_epi32(__m256i a) {
     for (int i = 0; i < 16; ++i) r.v[i] = int32_t(uint16_t(s.v[i]));
     return bits<__m512i>(r);
 }
+inline __m512i cvtepu8_epi32(__m128i a) {
+    uint8_t s[16];
+    std::memcpy(s, &a, 16);
+    i32x16 r;
+    for (int i = 0; i < 16; ++i) r.v[i] = int32_t(s[i]);
+    return bits<__m512i>(r);
+}
 inline __m512i cvtepu8_epi16(__m256i a) {
     uint8_t s[32];
     std::memcpy(s, &a, 32);
@@ -157,6 +164,8 @@ inline __m512i zextsi256_si512(__m256i a) {
 #define _mm512_cvtepi32_ps(a) ::tmill::kernels::emulated::cvtepi32_ps(a)
 #undef _mm512_cvtps_epi32
 #define _mm512_cvtps_epi32(a) ::tmill::kernels::emulated::cvtps_epi32(a)
+#undef _mm512_cvtepu8_epi32
+#define _mm512_cvtepu8_epi32(a) ::tmill::kernels::emulated::cvtepu8_epi32(a)
 #undef _mm512_cvtepu8_epi16
 #define _mm512_cvtepu8_epi16(a) ::tmill::kernels::emulated::cvtepu8_epi16(a)
 #undef _mm512_cvtps_pd

@@ -34,9 +34,28 @@
 // the best everywhere. Its headers unpack as Q4_K's (k4_scales_mins, two rows at a time) and its integer lanes
 // are Q4_K's with the fifth bits. Only the integer lane sums of one row's super-block (int_dots::k_lanes,
 // int_dots::q6_k_lanes) and Q5_K's accumulators (int_dots::q5_k_acc) are written per ISA.
+//
+// NOTE(q4-k-x16): Q4_K weights repacked 16 rows at a time at load (quant/q4-k-x16.h, model/repack.h), the
+// layout every token count of a Q4_K_M model runs on at the avx2 and avx512 levels. In the GGUF layout each row's
+// nibbles and scales are unpacked on their own and each row's lanes reduced at the end: one EPYC core ran a
+// one-token GEMV at about 40 G multiply-adds a second (21 GB/s of weights, short of its share of the read
+// bandwidth). Repacked, one load holds the same quad of qs of the rows of a vector (int_dots::x16: 16 rows in a
+// zmm, 8 in a ymm), so per sub-block and token 8 dot steps against the token's quad (broadcast) leave each row's
+// exact dot in its lane — vpdpbusd of the unsigned nibbles on AVX-512; maddubs added in int16 lanes on AVX2 (at
+// most 8 * 3840), then one madd by the scales — the rows' scales apply per lane, the mins take 4 word-pair madds
+// a super-block, and the reference's two F32 steps run a vector of rows at once (the integer sums are exact,
+// |isum| < 2^22, so their order is free: every level gives the reference's bits). Up to 4 tokens share each
+// load and unpacking. One EPYC core, 1536 -> 8960 in L3 (GGUF layout -> repacked): avx512 1 token 0.33 ->
+// 0.15 ms, 4 tokens 0.76 -> 0.33, 16 tokens 1.67 -> 1.3 (the GGUF layout's 16-token lanes), 256 tokens 22.1
+// -> 21.7; avx2 1 token 0.30 -> 0.23, 4 tokens 0.79 -> 0.65, 16 tokens 3.9 -> 2.6, 256 tokens 53 -> 42; from
+// memory (1536 -> 151936, one token) avx512 6.0 -> 4.6 ms, avx2 5.7 -> 5.1. So the repacked rows take this
+// kernel at every token count.
 #include "kernels/simd/isa.h"
 #include "kernels/simd/k4-headers.h"
 #include "kernels/tiling.h"
+#include "quant/q4-k-x16.h"
+
+#include <cstring>
 
 namespace tmill::kernels::TM_KERNELS_LEVEL {
 
@@ -46,6 +65,8 @@ using quant::block_q4_k;
 using quant::block_q5_k;
 using quant::block_q6_k;
 using quant::block_q8_k;
+using quant::block_q4_k_x16;
+using quant::k_x16_rows;
 
 // Q4_K, G rows (1..4) x T tokens (1..4), row g at rows[g]. Slot s of the 4 holds row min(s, G - 1); headers are
 // loaded in slot pairs (0, 2) and (1, 3), one row per 128-bit lane, which the reductions below expect.
@@ -314,9 +335,89 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
+// Q4_K rows repacked 16 at a time at load (quant/q4-k-x16.h): a group's 16 rows (in vectors of X::rows, X =
+// int_dots::x16) x T tokens (token t at x + t * xb): y[t * ldy + r]. Every vector of rows takes its part of each
+// super-block in turn, so the group's bytes are read once, in order (on AVX2 two passes over a group, one per
+// 8 rows, streamed 1536-wide rows from memory at three quarters of the GGUF layout's rate).
+template <int T>
+void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy) {
+    using X = int_dots::x16;
+    using vi = typename X::vi;
+    constexpr int H = k_x16_rows / X::rows;
+    const block_q8_k * xr[T];
+    for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
+    isa::f32 acc[H][T], macc[H][T];
+    for (int h = 0; h < H; ++h)
+        for (int t = 0; t < T; ++t) acc[h][t] = macc[h][t] = isa::zero();
+    for (int64_t b = 0; b < nb; ++b) {
+        const block_q4_k_x16 & g = w[b];
+        for (int h = 0; h < H; ++h) {
+            const int r = h * X::rows;
+            vi isum[T];
+            for (int t = 0; t < T; ++t) isum[t] = X::zero();
+            for (int c = 0; c < 4; ++c) {
+                // Sub-blocks 2c (the quads' low nibbles) and 2c + 1 (their high nibbles).
+                vi lo_dot[T], hi_dot[T];
+                for (int t = 0; t < T; ++t) lo_dot[t] = hi_dot[t] = X::zero();
+                for (int k = 0; k < 8; ++k) {
+                    const vi q = X::quads(g.qs[8 * c + k][r]);
+                    const vi lo = X::low4(q), hi = X::high4(q);
+                    for (int t = 0; t < T; ++t) {
+                        int32_t xl, xh;
+                        std::memcpy(&xl, xr[t][b].qs + 64 * c + 4 * k, 4);
+                        std::memcpy(&xh, xr[t][b].qs + 64 * c + 32 + 4 * k, 4);
+                        lo_dot[t] = X::dot4(lo_dot[t], lo, xl);
+                        hi_dot[t] = X::dot4(hi_dot[t], hi, xh);
+                    }
+                }
+                for (int t = 0; t < T; ++t)
+                    isum[t] = X::add(isum[t], X::add(X::scaled(lo_dot[t], g.sc[2 * c] + r), X::scaled(hi_dot[t], g.sc[2 * c + 1] + r)));
+            }
+            vi mins[4];
+            for (int i = 0; i < 4; ++i) mins[i] = X::min_pairs(g.m[2 * i] + r, g.m[2 * i + 1] + r);
+            const isa::f32 dw = isa::load_f16(g.d + r), dmin = isa::load_f16(g.dmin + r);
+            for (int t = 0; t < T; ++t) {
+                // msum = sum_j m_j * xsum_j, xsum_j = bsums[2j] + bsums[2j + 1], two sub-blocks a step.
+                const int16_t * bs = xr[t][b].bsums;
+                vi msum = X::zero();
+                for (int i = 0; i < 4; ++i) {
+                    const uint32_t xs = uint32_t(uint16_t(bs[4 * i] + bs[4 * i + 1])) | uint32_t(uint16_t(bs[4 * i + 2] + bs[4 * i + 3])) << 16;
+                    msum = X::add_mins(msum, mins[i], int32_t(xs));
+                }
+                const isa::f32 dx = isa::set1(xr[t][b].d);
+                acc[h][t] = isa::fmadd(X::to_f32(isum[t]), isa::mul(dw, dx), acc[h][t]);
+                macc[h][t] = isa::fmadd(X::to_f32(msum), isa::mul(dmin, dx), macc[h][t]);
+            }
+        }
+    }
+    for (int h = 0; h < H; ++h)
+        for (int t = 0; t < T; ++t) isa::store(y + t * ldy + h * X::rows, isa::sub(acc[h][t], macc[h][t]));
+}
+
+// Rows [r0, r1) (multiples of 16) x tokens [0, n_tok), up to 4 tokens a tile (on AVX2 their registers spill, but
+// each unpacked quad then serves 4 tokens: 1536 -> 8960 x 16 tokens, one pass per 8 rows, 3.3 ms in tiles of 2
+// against 2.9 in tiles of 4), in tiling.h's cache blocks (NOTE(tiling)): every chunk of a block of tokens walks
+// a panel of groups while the panel stays in L2 (one chunk: the range streamed once).
+void x16_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
+              int64_t ldy) {
+    using tile_fn = void (*)(const block_q4_k_x16 *, int64_t, const char *, size_t, float *, int64_t);
+    static constexpr tile_fn by_count[5] = {nullptr, x16_tile<1>, x16_tile<2>, x16_tile<3>, x16_tile<4>};
+    const int64_t nb = n_in / quant::qk_k;
+    const char * wc = static_cast<const char *>(w);
+    const char * xc = static_cast<const char *>(x);
+    cache_blocks(wb, xb, n_tok, r0, r1, k_x16_rows, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
+        for (int64_t t = t0; t < t1; t += 4) {
+            const int n = int(t1 - t < 4 ? t1 - t : 4);
+            for (int64_t r = p0; r < p1; r += k_x16_rows)
+                by_count[n](reinterpret_cast<const block_q4_k_x16 *>(wc + size_t(r) * wb), nb, xc + size_t(t) * xb, xb, y + t * ldy + r, ldy);
+        }
+    });
+}
+
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, rows_q4_k<int_dots>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_rows)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
 

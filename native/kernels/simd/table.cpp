@@ -3,6 +3,9 @@
 
 namespace tmill::kernels::TM_KERNELS_LEVEL {
 
-void fill(kernel_table & t) { TM_KERNEL_FILL_BODY }
+void fill(kernel_table & t) {
+    TM_KERNEL_FILL_BODY
+    t.q4_k_x16 = int_dots::q4_k_x16;
+}
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

@@ -1,0 +1,32 @@
+// Weights repacked once at load into the layouts the machine's kernels prefer (kernels/weight-layout.h): the
+// Q4_K matmul weights 16 rows at a time where the kernel table asks for it (kernel_table::q4_k_x16; docs/kernels.md,
+// "Q4_K repacked at load"). The values are the file's, so every result keeps its bits.
+#pragma once
+
+#include "kernels/kernels.h"
+#include "model/weights.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace tmill {
+
+struct aligned_free {
+    void operator()(uint8_t * p) const;
+};
+
+// The repacked bytes (one allocation) that the repacked views point into.
+struct repacked_weights {
+    std::unique_ptr<uint8_t[], aligned_free> bytes;
+    size_t size = 0;
+};
+
+// Repacks every Q4_K layer matmul weight (and an untied output matrix) whose row count is a multiple of 16 when
+// k.q4_k_x16 is set, pointing its view at the copy, and releases the file's pages it replaces from the process
+// (the read-only mapping stays valid; they would be read again from the page cache). Keeps the GGUF layout when
+// the copy cannot be allocated. The token embedding table (and an output matrix tied to it) is never repacked:
+// its rows are also looked up one by one.
+repacked_weights repack_weights(model_weights & w, const kernels::kernel_table & k);
+
+} // namespace tmill
