@@ -54,7 +54,7 @@ export interface BenchOptions {
 // the spread exceeds 5 %).
 const fullWorkload: Workload = {
   promptTokens: 512, decodeTokens: 64, streams: 16, aggregateTokens: 32, shortPromptTokens: 16, reps: { min: 2, max: 3, spread: 0.05 },
-  samplingTokens: 128, samplingReps: 5, samplingPromptTokens: 64,
+  samplingTokens: 128, samplingReps: 11, samplingPromptTokens: 64,
   prefixStreams: 16, prefixSystemTokens: 1000, prefixQuestionTokens: 20, prefixReps: 1,
   real: { promptTokens: 256, decodeTokens: 32, shortPromptTokens: 16, reps: { min: 2, max: 3, spread: 0.05 } },
 };

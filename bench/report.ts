@@ -19,8 +19,10 @@ export interface Comparison {
 export interface SamplingSide {
   greedyUsPerToken: number;
   fullUsPerToken: number;
-  /** What all processors add per token over greedy, in µs (median difference; may be slightly negative in noise). */
+  /** What all processors add per token over greedy, in µs: the median of pairedCostsUs (may be slightly negative in noise). */
   costUs: number;
+  /** Per repetition, full minus greedy µs/token of its two back-to-back runs. */
+  pairedCostsUs: number[];
   /** costUs as a fraction of one main-model decode step of the same implementation. */
   fractionOfDecodeStep?: number;
   greedyRuns: number[];
@@ -99,12 +101,16 @@ export function printTable(r: BenchResult): void {
   }
   if (r.sampling.length > 0) {
     out.push('');
-    out.push('sampling cost, all processors on (full - greedy, µs/token; share of one decode step of the model above)');
+    out.push('sampling cost, all processors on (full - greedy, µs/token, median of paired repetitions; share of one decode step of the model above)');
     for (const s of r.sampling) {
       const side = (x: SamplingSide | undefined): string =>
         x ? `${fmt(x.costUs)} µs (${x.fractionOfDecodeStep === undefined ? '-' : fmt(x.fractionOfDecodeStep * 100, 2) + '%'})` : '-';
       const ratio = s.tokenmill && s.llamacpp ? fmt(s.tokenmill.costUs / s.llamacpp.costUs, 2) : '-';
       out.push(pad(`  vocab ${s.vocab}`, w[0]!) + lpad(side(s.tokenmill), w[1]!) + lpad(side(s.llamacpp), w[2]!) + lpad(ratio, w[3]!));
+      const range = (x: SamplingSide | undefined): string =>
+        x ? `${fmt(Math.min(...x.pairedCostsUs))} .. ${fmt(Math.max(...x.pairedCostsUs))}` : '-';
+      out.push(pad(`    range of the ${s.tokenmill?.pairedCostsUs.length ?? s.llamacpp?.pairedCostsUs.length ?? 0} paired differences, µs`, w[0]!) +
+        lpad(range(s.tokenmill), w[1]!) + lpad(range(s.llamacpp), w[2]!));
       const base = (x: SamplingSide | undefined): string => (x ? `${fmt(x.greedyUsPerToken)} / ${fmt(x.fullUsPerToken)}` : '-');
       out.push(pad('    tiny-model step greedy / full, µs', w[0]!) + lpad(base(s.tokenmill), w[1]!) + lpad(base(s.llamacpp), w[2]!));
     }

@@ -5,10 +5,13 @@
 // single-stream generation runs with greedy sampling and with all processors on (temperature, top-k,
 // top-p, min-p, repetition/frequency/presence penalties over prompt + output, 16 logit-bias entries).
 // Everything else per token is identical in both runs (forward pass, detokenization, stop checks,
-// delivery), so median(full s/token) - median(greedy s/token) is what the processors add over a plain
-// argmax. It is reported in µs/token and as a fraction of one decode step of the main model (1 /
-// median single-stream decode tok/s of the same implementation), i.e. the share of a TinyLlama step a
-// fully-processed request spends sampling. Greedy/full runs alternate order per repetition.
+// delivery), so full s/token - greedy s/token is what the processors add over a plain argmax. Each
+// repetition runs the two back to back (their order alternating), and the cost is the median of the
+// repetitions' paired differences: the host's slow drifts (other load, its memory-bandwidth phases) move both
+// runs of a pair alike, where the difference of two separate medians took them in (7 µs in one run, 34 and
+// 60 µs in the next two, with no sampling code changed). It is reported in µs/token, with the range of the
+// pairs, and as a fraction of one decode step of the main model (1 / median single-stream decode tok/s of
+// the same implementation), i.e. the share of a TinyLlama step a fully-processed request spends sampling.
 import type { BenchOptions } from './options.js';
 import { ensureModel } from './model-cache.js';
 import { LlamacppSide } from './llamacpp-side.js';
@@ -61,12 +64,14 @@ export async function measureSampling(job: SamplingJob): Promise<SamplingRow> {
     const row: SamplingRow = { vocab: nVocab };
     for (const [sideName, t] of perToken) {
       const greedy = median(t.greedy), full = median(t.full);
-      const costUs = (full - greedy) * 1e6;
+      const pairedCostsUs = t.full.map((f, i) => (f - t.greedy[i]!) * 1e6);
+      const costUs = median(pairedCostsUs);
       const step = job.stepSeconds[sideName];
       const entry: SamplingSide = {
         greedyUsPerToken: greedy * 1e6,
         fullUsPerToken: full * 1e6,
         costUs,
+        pairedCostsUs,
         fractionOfDecodeStep: step ? costUs / 1e6 / step : undefined,
         greedyRuns: t.greedy.map((x) => x * 1e6),
         fullRuns: t.full.map((x) => x * 1e6),
