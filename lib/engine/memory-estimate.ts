@@ -1,7 +1,8 @@
 // NOTE(engine/memory-estimate): what an engine on a model will hold, from the GGUF header alone, and the
 // memory it may use — so a model that cannot fit is refused before loading its weights into memory, with
 // the numbers, instead of swapping or being killed. The estimate mirrors the native engine's allocations:
-// the weights (mapped from the file; every byte is read per token, so they must stay resident), the KV
+// the weights (mapped from the file, or copied at load where repacked; every byte is read per token, so they
+// must stay resident), the KV
 // cache the engine allocates (kvCacheMemory, whole 16-token blocks of F16 K and V for every layer), and its
 // step buffers (activations for maxNumBatchedTokens rows, one logits row per sequence).
 import fs from 'node:fs';
@@ -15,7 +16,7 @@ const DEFAULT_MAX_NUM_BATCHED_TOKENS = 512;
 const KV_BLOCK_SIZE = 16;
 
 export interface MemoryEstimate {
-  /** Bytes of tensor data (mapped from the file). */
+  /** Bytes of the weights once loaded (the model's weightBytes: the file's tensor data, repacked matrices at their size). */
   weights: number;
   /** K and V bytes one token occupies across all layers (F16). */
   kvBytesPerToken: number;
@@ -36,7 +37,7 @@ export interface MemoryEstimateOptions extends Pick<NativeEngineOptions, 'kvCach
 export function estimateMemory(info: NativeModelInfo, options: MemoryEstimateOptions = {}): MemoryEstimate {
   const hp = info.hparams;
   if (!hp) throw new Error(`${info.path}: no model hyper-parameters to estimate memory from`);
-  const weights = info.tensors.reduce((sum, t) => sum + t.bytes, 0);
+  const weights = info.weightBytes;
   const kvBytesPerToken = 2 * hp.nLayer * hp.nHeadKv * hp.headDim * 2;
   const bytesPerBlock = kvBytesPerToken * KV_BLOCK_SIZE;
   const kvBudget = options.kvCacheMemory ?? DEFAULT_KV_CACHE_MEMORY;

@@ -3,6 +3,7 @@ import { selectDevice, type Device, type DeviceRequest, type DeviceSelection } f
 import type { NativeAddon, NativeModel, NativeModelInfo, WeightReadBandwidth } from '../native/types.js';
 import { DisposedError, InvalidArgumentError, fromNative } from './errors.js';
 import { Grammar, GrammarCache } from './grammar.js';
+import { memoryLimit } from './memory-estimate.js';
 
 export interface ModelLoadOptions {
   /** Read only the metadata and the tokenizer (like llama.cpp's vocab_only); no weights are checked. */
@@ -50,7 +51,7 @@ export class Model {
     const callSite = new Error();
     try {
       const selection = selectDevice(options.device ?? 'cpu');
-      const handle = await selection.addon.loadModel(path, { vocabOnly: options.vocabOnly === true });
+      const handle = await selection.addon.loadModel(path, { vocabOnly: options.vocabOnly === true, memoryLimit: memoryLimit().bytes });
       return new Model(handle, selection);
     } catch (error) {
       throw fromNative(error, callSite);

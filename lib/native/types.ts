@@ -56,11 +56,17 @@ export interface NativeModelInfo {
   fileType: number | null;
   hparams: NativeHparams | null;
   tensors: NativeTensorInfo[];
+  /** The bytes the weights occupy once loaded: the tensors' data in the file, the Q4_K matrices repacked at load
+   * counted at their repacked size (docs/kernels.md, "Q4_K repacked at load"). */
+  weightBytes: number;
   metadata: Record<string, NativeMetadataValue>;
 }
 
 export interface NativeLoadOptions {
   vocabOnly?: boolean;
+  /** The memory the process may use (memoryLimit() of lib/engine/memory-estimate.ts), in bytes: the weights are
+   * repacked at load only when all of them, repacked, fit in it (docs/kernels.md, "Q4_K repacked at load"). */
+  memoryLimit?: number;
 }
 
 export interface NativeDetokenizeOptions {

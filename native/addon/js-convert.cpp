@@ -20,14 +20,7 @@ public:
         return !v.IsUndefined() && !v.IsNull();
     }
 
-    double number(const char * key, double fallback) const {
-        Napi::Value v = o_.Get(key);
-        if (v.IsUndefined() || v.IsNull()) return fallback;
-        TM_CHECK(v.IsNumber(), invalid_argument, std::string("Expected a number for ") + key);
-        const double d = v.As<Napi::Number>().DoubleValue();
-        TM_CHECK(std::isfinite(d), invalid_argument, std::string("Expected a finite number for ") + key);
-        return d;
-    }
+    double number(const char * key, double fallback) const { return optional_number(o_, key, fallback); }
 
     int64_t integer(const char * key, int64_t fallback, int64_t lo, int64_t hi) const {
         const double d = number(key, double(fallback));

@@ -2,7 +2,9 @@
 
 #include "base/error.h"
 
+#include <cmath>
 #include <new>
+#include <string>
 
 namespace tmill::addon {
 
@@ -78,6 +80,15 @@ bool optional_bool(const Napi::Object & o, const char * key, bool fallback) {
     TM_CHECK(v.IsBoolean(), invalid_argument,
              std::string("Expected a boolean for ") + key + " but received " + type_of(v));
     return v.As<Napi::Boolean>().Value();
+}
+
+double optional_number(const Napi::Object & o, const char * key, double fallback) {
+    Napi::Value v = o.Get(key);
+    if (v.IsUndefined() || v.IsNull()) return fallback;
+    TM_CHECK(v.IsNumber(), invalid_argument, std::string("Expected a number for ") + key);
+    const double d = v.As<Napi::Number>().DoubleValue();
+    TM_CHECK(std::isfinite(d), invalid_argument, std::string("Expected a finite number for ") + key);
+    return d;
 }
 
 } // namespace tmill::addon

@@ -30,5 +30,7 @@ bool capture_error(const std::function<void()> & fn, captured_error & out);
 std::string require_string(const Napi::Value & v, const char * name);
 Napi::Object require_object(const Napi::Value & v, const char * name);
 bool optional_bool(const Napi::Object & o, const char * key, bool fallback);
+// A finite number (fallback when undefined or null).
+double optional_number(const Napi::Object & o, const char * key, double fallback);
 
 } // namespace tmill::addon

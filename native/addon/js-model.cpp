@@ -144,7 +144,11 @@ Napi::Value js_model::load(const Napi::CallbackInfo & info) {
         std::string path = require_string(info[0], "path");
         model_load_options options;
         if (info.Length() > 1 && !info[1].IsUndefined()) {
-            options.vocab_only = optional_bool(require_object(info[1], "options"), "vocabOnly", false);
+            const Napi::Object o = require_object(info[1], "options");
+            options.vocab_only = optional_bool(o, "vocabOnly", false);
+            const double limit = optional_number(o, "memoryLimit", 0.0);
+            TM_CHECK(limit >= 0.0 && limit < 1.8e19, invalid_argument, "Expected a number of bytes for memoryLimit");
+            options.memory_limit = uint64_t(limit);
         }
         return (new load_worker(env, std::move(path), options))->start();
     });
@@ -182,6 +186,7 @@ Napi::Value js_model::info(const Napi::CallbackInfo & info) {
         o.Set("hparams", m->hp ? Napi::Value(hparams_to_js(env, *m->hp)) : env.Null());
         const auto & all = m->files->tensors();
         Napi::Array tensors = Napi::Array::New(env, all.size());
+        double file_bytes = 0;
         for (size_t i = 0; i < all.size(); ++i) {
             const gguf::tensor_info & t = all[i];
             Napi::Object to = Napi::Object::New(env);
@@ -193,8 +198,10 @@ Napi::Value js_model::info(const Napi::CallbackInfo & info) {
             to.Set("shape", shape);
             to.Set("bytes", Napi::Number::New(env, double(t.n_bytes)));
             tensors.Set(uint32_t(i), to);
+            file_bytes += double(t.n_bytes);
         }
         o.Set("tensors", tensors);
+        o.Set("weightBytes", Napi::Number::New(env, file_bytes - double(m->repacked.replaced) + double(m->repacked.size)));
         o.Set("metadata", metadata_to_js(env, f));
         return o;
     });

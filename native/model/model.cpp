@@ -27,7 +27,7 @@ std::shared_ptr<const model> model_load(const std::string & path, const model_lo
     }
     if (!options.vocab_only) {
         m->weights = weights_load(*m->files, *m->hp);
-        m->repacked = repack_weights(*m->weights, kernels::kernels_get());
+        m->repacked = repack_weights(*m->weights, kernels::kernels_get(), options.memory_limit);
     }
     return m;
 }

@@ -2,6 +2,7 @@
 // model_load and shared (by shared_ptr) between the addon object and every engine that uses it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,9 @@ namespace tmill {
 
 struct model_load_options {
     bool vocab_only = false;   // metadata + tokenizer only (no weights); hyper-parameters read when present
+    // The memory the process may use, in bytes (0: the machine's RAM): weights are repacked at load only when
+    // all of them, repacked, fit in it (model/repack.h).
+    uint64_t memory_limit = 0;
 };
 
 struct model {

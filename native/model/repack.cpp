@@ -49,9 +49,17 @@ void in_parallel(int64_t n, const Run & run) {
     for (std::thread & t : threads) t.join();
 }
 
+// Bytes of all the model's weight views, the token embeddings included (an output tied to them counted once).
+uint64_t weight_bytes(const model_weights & w) {
+    uint64_t total = 0;
+    for (const byte_range & r : decode_read_set(w)) total += r.bytes;
+    if (!w.tied_output && w.tok_embd.present()) total += uint64_t(w.tok_embd.n_rows) * w.tok_embd.row_bytes;
+    return total;
+}
+
 } // namespace
 
-repacked_weights repack_weights(model_weights & w, const kernels::kernel_table & k) {
+repacked_weights repack_weights(model_weights & w, const kernels::kernel_table & k, uint64_t memory_limit) {
     repacked_weights out;
     if (!k.q4_k_x16) return out;
     std::vector<weight *> todo;
@@ -59,13 +67,14 @@ repacked_weights repack_weights(model_weights & w, const kernels::kernel_table &
         for (weight * v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
             if (repackable(*v)) todo.push_back(v);
     if (!w.tied_output && repackable(w.output)) todo.push_back(&w.output);
-    for (weight * v : todo) out.size += size_t(v->n_rows) * quant::q4_k_x16_row_bytes(v->n_cols);
-    if (out.size == 0) return out;
-    out.bytes.reset(static_cast<uint8_t *>(std::aligned_alloc(k_repack_align, (out.size + k_repack_align - 1) / k_repack_align * k_repack_align)));
-    if (!out.bytes) {
-        out.size = 0;
-        return out;
+    for (weight * v : todo) {
+        out.size += size_t(v->n_rows) * quant::q4_k_x16_row_bytes(v->n_cols);
+        out.replaced += size_t(v->n_rows) * v->row_bytes;
     }
+    const uint64_t limit = memory_limit ? memory_limit : uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    if (out.size == 0 || weight_bytes(w) - out.replaced + out.size > limit) return {};
+    out.bytes.reset(static_cast<uint8_t *>(std::aligned_alloc(k_repack_align, (out.size + k_repack_align - 1) / k_repack_align * k_repack_align)));
+    if (!out.bytes) return {};
     // Weight by weight, so that beside the copy the file's pages of one weight at most are resident; its 16-row
     // groups cut between the threads (the copy's pages are first touched and the file's pages read here: one
     // thread took 0.7-1.6 s for a 1.5B Q4_K_M model on the EPYC).

@@ -20,13 +20,16 @@ struct aligned_free {
 struct repacked_weights {
     std::unique_ptr<uint8_t[], aligned_free> bytes;
     size_t size = 0;
+    size_t replaced = 0;   // the file bytes those replace
 };
 
 // Repacks every Q4_K layer matmul weight (and an untied output matrix) whose row count is a multiple of 16 when
 // k.q4_k_x16 is set, pointing its view at the copy, and releases the file's pages it replaces from the process
-// (the read-only mapping stays valid; they would be read again from the page cache). Keeps the GGUF layout when
-// the copy cannot be allocated. The token embedding table (and an output matrix tied to it) is never repacked:
-// its rows are also looked up one by one.
-repacked_weights repack_weights(model_weights & w, const kernels::kernel_table & k);
+// (the read-only mapping stays valid; they would be read again from the page cache). The copy is the process's
+// own memory, which the system cannot page out as it can the file's, so it is made only when all the model's
+// weights, repacked, fit in memory_limit bytes (0: the machine's RAM); a model larger than that keeps the file's
+// mapping, and the GGUF layout, as does one whose copy cannot be allocated. The token embedding table (and an
+// output matrix tied to it) is never repacked: its rows are also looked up one by one.
+repacked_weights repack_weights(model_weights & w, const kernels::kernel_table & k, uint64_t memory_limit);
 
 } // namespace tmill

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { writeSynthModel } from '../../bench/synth-model.js';
 import { estimateMemory, memoryLimit } from '../../lib/engine/memory-estimate.js';
-import { Engine, Model } from '../../lib/index.js';
+import { Engine, Model, kernelLevel } from '../../lib/index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tm-memory-'));
 let model: Model;
@@ -27,7 +27,9 @@ afterEach(() => {
 test('the estimate adds the tensor bytes, the KV blocks the engine allocates and its buffers', async () => {
   const kvBytesPerToken = 2 * 3 * 2 * 32 * 2;   // K and V × layers × kv heads × head dim × F16
   const e = estimateMemory(model.info, { kvCacheMemory: 100 * 16 * kvBytesPerToken + 5, maxNumSeqs: 4, maxModelLen: 512 });
-  expect(e.weights).toBe(model.info.tensors.reduce((s, t) => s + t.bytes, 0));
+  // A Q8_0 model's weights stay as mapped from the file: the tensor bytes.
+  expect(model.info.weightBytes).toBe(model.info.tensors.reduce((s, t) => s + t.bytes, 0));
+  expect(e.weights).toBe(model.info.weightBytes);
   expect(e.kvBytesPerToken).toBe(kvBytesPerToken);
   expect(e.kvTokens).toBe(1600);
   expect(e.kvCache).toBe(1600 * kvBytesPerToken);
@@ -72,4 +74,32 @@ test('tokenmill inspect prints the estimate and the limit, and says when the mod
   expect(fits.stdout).not.toContain('DOES NOT FIT');
   const tight = run(e.total - 1);
   expect(tight.stdout).toMatch(/limit .* \(TOKENMILL_MEMORY_LIMIT\) — DOES NOT FIT$/m);
+});
+
+// Q4_K matrices are copied into the repacked layout at load (docs/kernels.md, "Q4_K repacked at load") on the SIMD
+// levels, the copy 4 bytes larger per 144; a model whose repacked weights would not fit the memory limit keeps the
+// file's mapping instead. Both give the same logits, bit for bit, and weightBytes (what the estimate counts) says
+// which happened.
+test('Q4_K weights are repacked at load when they fit the memory limit, mapped when not, with the same logits', async () => {
+  const file = path.join(dir, 'q4k.gguf');
+  await writeSynthModel(file, { arch: 'llama', type: 'Q4_K', nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512, nLayer: 2, nCtx: 256, seed: 5 });
+  const repacked = await Model.load(file);
+  const tensorBytes = repacked.info.tensors.reduce((s, t) => s + t.bytes, 0);
+  process.env.TOKENMILL_MEMORY_LIMIT = String(tensorBytes);   // the file's weights fit; repacked, they would not
+  const mapped = await Model.load(file);
+  try {
+    const q4k = repacked.info.tensors
+      .filter((t) => t.type === 'q4_K' && t.name !== 'token_embd.weight' && t.shape[1]! % 16 === 0)
+      .reduce((s, t) => s + t.bytes, 0);
+    expect(q4k).toBeGreaterThan(0);
+    expect(repacked.info.weightBytes).toBe(kernelLevel() === 'baseline' ? tensorBytes : tensorBytes + q4k / 36);
+    expect(mapped.info.weightBytes).toBe(tensorBytes);
+    const tokens = [1, 5, 9, 200, 17, 3, 44, 2];
+    const a = await repacked.evaluate(tokens, { threads: 2 });
+    const b = await mapped.evaluate(tokens, { threads: 2 });
+    expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))).toBe(true);
+  } finally {
+    repacked.dispose();
+    mapped.dispose();
+  }
 });
