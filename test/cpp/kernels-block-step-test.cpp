@@ -358,7 +358,50 @@ TM_TEST("kernels: the block-step matmuls give their scalar reference's bits for 
         }
     if (!levels.empty()) std::printf("  (largest |block-step level - baseline reference| / sum |products|: %.2e)\n", worst);
     for (const tm_test::kernel_level * l : amx_levels())
-        if (l->emulated) CHECK(!amx_emulated::tiles_configured());   // every call released its tiles
+        if (l->emulated) CHECK_EQ(int(amx_emulated::tile_config_in_force().palette_id), 0);   // every call released its tiles
+}
+
+namespace {
+
+// The thread's tile configuration, read and loaded on the CPU (STTILECFG, LDTILECFG; palette 0 releases).
+tile_config real_tile_config() {
+    tile_config c;
+    __asm__ volatile("sttilecfg %0" : "=m"(c)::"memory");
+    return c;
+}
+void real_load_tile_config(const tile_config & c) { __asm__ volatile("ldtilecfg %0" ::"m"(c) : "memory"); }
+
+} // namespace
+
+// Another library's AMX code may share the thread (a libuv worker runs Model.evaluate and, on its next task,
+// node-llama-cpp's decode): ggml's AMX kernels configure a thread's tiles once, then assume the configuration
+// stays. So a call leaves the configuration as it found it — none (released), or the other code's, loaded
+// again — and computes the same bits whichever it found.
+TM_TEST("kernels: an AMX call leaves the thread's tile configuration as it found it") {
+    const tile_config foreign = config_of({{0, 16, 64}, {1, 16, 64}, {2, 16, 64}, {3, 16, 64}, {4, 16, 64}, {5, 16, 64}, {6, 16, 64}, {7, 16, 64}});
+    std::mt19937 rng(29);
+    const int64_t nb = 3, n_in = nb * 32, n_out = 40;
+    const size_t row = size_t(nb) * sizeof(quant::block_q8_0);
+    const std::vector<quant::block_q8_0> w = raw_blocks(size_t(n_out * nb), true, rng);
+    const std::vector<quant::block_q8_0> x = raw_blocks(size_t(20 * nb), false, rng);
+    const std::vector<const tm_test::kernel_level *> levels = amx_levels();
+    CHECK(!levels.empty() || level_named("avx2") == nullptr);
+    for (const tm_test::kernel_level * l : levels) {
+        auto in_force = l->emulated ? amx_emulated::tile_config_in_force : real_tile_config;
+        auto load = l->emulated ? amx_emulated::load_tile_config : real_load_tile_config;
+        for (int64_t n_tok : {1, 20}) {
+            std::vector<float> alone(size_t(n_tok * n_out)), beside(alone.size());
+            CHECK_EQ(int(in_force().palette_id), 0);
+            l->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, alone.data(), n_out);
+            CHECK_EQ(int(in_force().palette_id), 0);
+            load(foreign);
+            l->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, beside.data(), n_out);
+            const tile_config after = in_force();
+            CHECK_EQ(std::memcmp(&after, &foreign, sizeof foreign), 0);
+            CHECK_EQ(std::memcmp(alone.data(), beside.data(), alone.size() * sizeof(float)), 0);
+            load(tile_config{});   // palette 0: none in force again
+        }
+    }
 }
 
 // The dispatch rule: every call takes the tiles, one TDPBSSD per block for each group of up to 16 rows and

@@ -6,6 +6,7 @@
 // kernels for these types and of their scalar reference block_step_ref (kernels/block-step/reference.h).
 #pragma once
 
+#include "kernels/amx/tile-config.h"
 #include "kernels/kernels.h"
 
 namespace tmill::kernels {
@@ -30,9 +31,11 @@ matmul_rows_kernel matmul_q8_0;
 matmul_rows_kernel matmul_q4_0;
 matmul_rows_kernel matmul_iq4_nl;
 void fill(kernel_table & t);
-// The emulator's state on the calling thread, for the tests: whether tiles are configured (a call must
-// release them) and how many TDPBSSDs ran (every call takes the tiles).
-bool tiles_configured();
+// The emulator's state on the calling thread, for the tests: the tile configuration in force (STTILECFG's
+// answer; a call must leave it as it found it), a configuration loaded as other code on the thread would load
+// one (palette 0: none, as TILERELEASE leaves it), and how many TDPBSSDs ran (every call takes the tiles).
+tile_config tile_config_in_force();
+void load_tile_config(const tile_config & c);
 uint64_t tile_products();
 } // namespace amx_emulated
 

@@ -65,6 +65,15 @@ void configure_tiles(int m, int n) {
     TM_TILE_LOADCONFIG(&cfg);
 }
 
+// c in force, as LDTILECFG puts it on the CPU: palette 0 (none) is the init state TILERELEASE gives, the only
+// way the strict emulator takes.
+void load_config(const tile_config & c) {
+    if (c.palette_id == 0)
+        TM_TILE_RELEASE();
+    else
+        TM_TILE_LOADCONFIG(&c);
+}
+
 // Where the A tile of block b of m rows (w, stride wb) comes from: row r at quads(...) + r * stride.
 // Q8_0: the rows themselves.
 struct q8_0_weights {
@@ -196,9 +205,16 @@ void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void 
     const char * xc = static_cast<const char *>(x);
     const int64_t full = (r1 - r0) / k_rows;
     const int tail = int((r1 - r0) % k_rows);
-    // Configured here, on the thread that runs this call, and released before returning: no tile state is
-    // left on a pool worker between calls (and none to save at a context switch). A shape is loaded only when
-    // it changes (LDTILECFG also zeroes every tile).
+    // Configured here, on the thread that runs this call, and left as this call found it: released when no
+    // configuration was in force (no tile state stays on a pool worker between calls, none to save at a context
+    // switch), the caller's configuration loaded again otherwise. This thread may be shared with other native
+    // code — a libuv worker runs Model.evaluate, and node-llama-cpp's decode on the next task — and ggml's AMX
+    // kernels configure a thread's tiles once and then assume the configuration stays: with TILERELEASE alone
+    // their next TILEZERO raised #UD (SIGILL) in a process running both (tile data does not outlive a call on
+    // either side, so only the configuration is restored). A shape is loaded only when it changes (LDTILECFG
+    // also zeroes every tile).
+    tile_config callers;
+    TM_TILE_STORECONFIG(&callers);
     int shape_m = 0, shape_n = 0;
     auto shape = [&](int m, int n) {
         if (m == shape_m && n == shape_n) return;
@@ -226,7 +242,7 @@ void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void 
             row_groups_for<W, 1>(wc + size_t(full * k_rows) * wb, wb, tail, nb, pack, n, yt + full * k_rows, ldy);
         }
     }
-    TM_TILE_RELEASE();
+    load_config(callers);
 }
 
 } // namespace
@@ -253,7 +269,12 @@ void fill(kernel_table & t) {
 }
 
 #if defined(TM_KERNELS_AMX_EMULATED)
-bool tiles_configured() { return tile_emulator::thread_state().configured; }
+tile_config tile_config_in_force() {
+    tile_config c;
+    TM_TILE_STORECONFIG(&c);
+    return c;
+}
+void load_tile_config(const tile_config & c) { load_config(c); }
 uint64_t tile_products() { return tile_emulator::thread_state().products; }
 #endif
 

@@ -1,5 +1,5 @@
-// A scalar emulation of the AMX tile operations the AMX kernels use (LDTILECFG, TILERELEASE, TILELOADD,
-// TILESTORED, TILEZERO, TDPBSSD), for the C++ tests only: the kernels' sources are compiled a second time
+// A scalar emulation of the AMX tile operations the AMX kernels use (LDTILECFG, STTILECFG, TILERELEASE,
+// TILELOADD, TILESTORED, TILEZERO, TDPBSSD), for the C++ tests only: the kernels' sources are compiled a second time
 // against it (TM_KERNELS_AMX_EMULATED, see kernels/amx/tile-ops.h), so they run — and are checked — on
 // machines without AMX. It is deliberately stricter than the hardware: every condition under which the
 // instruction raises #GP or #UD is a fault here (the conditions of the SDM's pseudo-code, as Bochs's AMX
@@ -35,6 +35,7 @@ struct tile {
 
 struct state {
     bool configured = false;
+    tile_config config{};    // as loaded (what STTILECFG stores; all zero when not configured)
     uint64_t products = 0;   // TDPBSSDs executed on this thread (the tests check the tiles really ran)
     tile t[k_tile_count];
 };
@@ -76,6 +77,7 @@ inline void loadconfig(const void * p) {
     }
     state & s = thread_state();
     s.configured = true;
+    s.config = c;
     for (int i = 0; i < k_tile_count; ++i) {
         s.t[i].rows = c.rows[i];
         s.t[i].colsb = c.colsb[i];
@@ -84,7 +86,14 @@ inline void loadconfig(const void * p) {
     }
 }
 
-inline void release() { thread_state().configured = false; }
+inline void release() {
+    state & s = thread_state();
+    s.configured = false;
+    s.config = tile_config{};
+}
+
+// The configuration in force, as LDTILECFG took it; 64 zero bytes (palette 0) when none is.
+inline void storeconfig(void * p) { std::memcpy(p, &thread_state().config, sizeof(tile_config)); }
 
 // Rows of colsb bytes from base + r * stride (the bytes past colsb and the rows past rows read as zero).
 inline void loadd(int i, const void * base, long stride) {

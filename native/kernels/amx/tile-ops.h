@@ -1,6 +1,6 @@
-// The AMX tile operations as the AMX kernels write them: TM_TILE_LOADCONFIG(cfg), TM_TILE_RELEASE(),
-// TM_TILE_LOADD(tmm, base, stride), TM_TILE_STORED(tmm, base, stride), TM_TILE_ZERO(tmm) and
-// TM_TILE_DPBSSD(dst, src1, src2), tile numbers being literal constants 0-7 (they are encoded in the
+// The AMX tile operations as the AMX kernels write them: TM_TILE_LOADCONFIG(cfg), TM_TILE_STORECONFIG(cfg),
+// TM_TILE_RELEASE(), TM_TILE_LOADD(tmm, base, stride), TM_TILE_STORED(tmm, base, stride), TM_TILE_ZERO(tmm)
+// and TM_TILE_DPBSSD(dst, src1, src2), tile numbers being literal constants 0-7 (they are encoded in the
 // instruction). TM_KERNELS_AMX: the instructions. TM_KERNELS_AMX_EMULATED (the C++ tests): the strict scalar
 // emulation of kernels/amx/tile-emulator.h, so the same kernel source is tested on every machine.
 #pragma once
@@ -10,6 +10,7 @@
 #if defined(TM_KERNELS_AMX_EMULATED)
 #include "kernels/amx/tile-emulator.h"
 #define TM_TILE_LOADCONFIG(cfg) ::tmill::kernels::tile_emulator::loadconfig(cfg)
+#define TM_TILE_STORECONFIG(cfg) ::tmill::kernels::tile_emulator::storeconfig(cfg)
 #define TM_TILE_RELEASE() ::tmill::kernels::tile_emulator::release()
 #define TM_TILE_LOADD(tmm, base, stride) ::tmill::kernels::tile_emulator::loadd(tmm, base, long(stride))
 #define TM_TILE_STORED(tmm, base, stride) ::tmill::kernels::tile_emulator::stored(tmm, base, long(stride))
@@ -22,6 +23,8 @@
 // cannot show. Every statement here clobbers memory, which orders it against all loads and stores.
 #define TM_TILE_LOADCONFIG(cfg) \
     __asm__ volatile("ldtilecfg %0" ::"m"(*static_cast<const ::tmill::kernels::tile_config *>(cfg)) : "memory")
+#define TM_TILE_STORECONFIG(cfg) \
+    __asm__ volatile("sttilecfg %0" : "=m"(*static_cast<::tmill::kernels::tile_config *>(cfg)) :: "memory")
 #define TM_TILE_RELEASE() __asm__ volatile("tilerelease" ::: "memory")
 #define TM_TILE_LOADD(tmm, base, stride) \
     __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #tmm ::"r"(static_cast<const void *>(base)), "r"(long(stride)) : "memory")
