@@ -50,15 +50,27 @@ export const CONVERSATIONS: ChatMessage[][] = [
 // weight type's matmuls sum in another order on the two sides (test/helpers/numerics-pairing.ts: llama.cpp's
 // AMX build on Sapphire Rapids, tokenmill's own block step, a crossed pair), dozens of layers of quantized
 // activations turn last-bit differences into flipped roundings, and the flips add up the more the smaller the
-// model. Measured at the first generated position: Qwen2.5-Coder-1.5B before its kernels matched max 0.69 /
-// mean 0.13 (llama.cpp against itself at another batch size: 0.59 / 0.085); tokenmill avx2 against the zen4
+// model. Measured at the first generated position (raw, before the shift was removed): Qwen2.5-Coder-1.5B
+// before its kernels matched max 0.69 / mean 0.13 (llama.cpp against itself at another batch size: 0.59 /
+// 0.085); tokenmill avx2 against the zen4
 // build (TOKENMILL_ISA=avx2, AMD EPYC), i.e. llama.cpp's haswell against its zen4 build, as tokenmill avx2
 // equals haswell (SmolLM2: |Δlogit| 0, npm run test:cpu-haswell) and avx512 equals zen4 (0 on all three):
 // Qwen2.5-Coder-0.5B up to 0.39 / 0.087, Gemma 3 270M 1.13 / 0.42, SmolLM2-135M 1.39 / 0.34. A systematic
 // error (a wrong kernel, norm or rope) moves the mean by whole units. Where every type sums in the same order
 // the measured difference is 0 (and the tokens must be equal): the tighter bound stays there.
+//
+// The differences are taken after removing their mean over the vocabulary (logitDiff): a shift of every
+// logit by the same amount changes no probability, and Gemma 3 moves that way. On a Xeon (Sapphire Rapids)
+// against node-llama-cpp's sapphirerapids build, whose AMX kernels take Gemma 3 270M's Q4_K, Q6_K and Q8_0
+// matmuls, the raw differences reached max 5.1 / mean 3.6 at one position, of which 3.64 was a common shift;
+// with the shift removed, max 2.02 / mean 0.27 at worst over 12 positions of three conversations. Neither
+// side is the wrong one there: evaluating an F32 copy of the file's weights (the dequantized values, no
+// activation rounding) as the reference, tokenmill was max 0.57-2.11 / mean 0.10-1.31 (raw) from it and
+// llama.cpp's AMX build 0.65-3.41 / 0.11-2.33, while tokenmill and llama.cpp agree on that F32 copy within
+// 0.038 / 0.014 — the quantized activations' rounding noise, which the two sides round at different places.
+// Hence max 2.5 for the crossed pairs (the mean, which a real fault moves, keeps its bound).
 export const REAL_LOGIT_TOLERANCE = { max: 1.0, mean: 0.25 };
-export const DIFFERENT_ORDER_LOGIT_TOLERANCE = { max: 2.0, mean: 0.6 };
+export const DIFFERENT_ORDER_LOGIT_TOLERANCE = { max: 2.5, mean: 0.6 };
 
 // Where some weight type sums in another order, exact token equality is not owed either: a last-bit
 // difference flips a greedy choice wherever the top two candidates are that close. There the completions
@@ -113,18 +125,22 @@ function firstDifference(ours: number[], theirs: number[], eog: Set<number>): nu
   return i === a.length && i === b.length ? null : i;
 }
 
-/** Max and mean |a − b| over the vocabulary. */
-function logitDiff(a: Float32Array, b: Float32Array): { max: number; mean: number } {
+/** Max and mean |(a − b) − shift| over the vocabulary, shift being the mean of a − b (a common shift of all the
+ * logits changes no probability). */
+function logitDiff(a: Float32Array, b: Float32Array): { max: number; mean: number; shift: number } {
+  let shift = 0;
+  for (let v = 0; v < a.length; v++) shift += a[v]! - b[v]!;
+  shift /= a.length;
   let max = 0, sum = 0;
   for (let v = 0; v < a.length; v++) {
-    const d = Math.abs(a[v]! - b[v]!);
+    const d = Math.abs(a[v]! - b[v]! - shift);
     max = Math.max(max, d);
     sum += d;
   }
-  return { max, mean: sum / a.length };
+  return { max, mean: sum / a.length, shift };
 }
 
-const fmtDiff = (d: { max: number; mean: number }): string => `${d.max.toFixed(3)}/${d.mean.toFixed(4)}`;
+const fmtDiff = (d: { max: number; mean: number; shift: number }): string => `${d.max.toFixed(3)}/${d.mean.toFixed(4)} (shift ${d.shift.toFixed(3)})`;
 
 export function defineChatParity(opts: ChatParityOptions): void {
   const threads = opts.threads ?? 1;
@@ -162,7 +178,7 @@ export function defineChatParity(opts: ChatParityOptions): void {
     });
     afterAll(async () => {
       console.log(`${opts.model}, tokenmill ${level} vs llama.cpp ${peerBuild.variant}, ${rule}; per conversation: ` +
-        `${measured.join('; ')} (first-position |Δlogit| max/mean, tolerance ${tol.max}/${tol.mean})`);
+        `${measured.join('; ')} (first-position |Δlogit| max/mean with the common shift removed, tolerance ${tol.max}/${tol.mean})`);
       await engine?.close();
       await peer?.dispose();
       model?.dispose();
