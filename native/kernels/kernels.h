@@ -127,5 +127,10 @@ TM_KERNEL_DECLARE_LEVEL
 namespace avx512 {
 TM_KERNEL_DECLARE_LEVEL
 }
+// The AVX-512 sources on AVX2 instructions through SIMDe (the C++ tests' build only, tm_kernels_avx512_emulated):
+// the emulated AMX level hands small batches to it as the real one hands them to avx512.
+namespace avx512_emulated {
+TM_KERNEL_DECLARE_LEVEL
+}
 
 } // namespace tmill::kernels

@@ -5,10 +5,6 @@
 
 #include <cstdlib>
 
-namespace tmill::kernels::avx512_emulated {
-TM_KERNEL_DECLARE_LEVEL
-}
-
 namespace tm_test {
 
 namespace {

@@ -383,13 +383,13 @@ TM_TEST("kernels: an AMX call leaves the thread's tile configuration as it found
     const int64_t nb = 3, n_in = nb * 32, n_out = 40;
     const size_t row = size_t(nb) * sizeof(quant::block_q8_0);
     const std::vector<quant::block_q8_0> w = raw_blocks(size_t(n_out * nb), true, rng);
-    const std::vector<quant::block_q8_0> x = raw_blocks(size_t(20 * nb), false, rng);
+    const std::vector<quant::block_q8_0> x = raw_blocks(size_t(33 * nb), false, rng);
     const std::vector<const tm_test::kernel_level *> levels = amx_levels();
     CHECK(!levels.empty() || level_named("avx2") == nullptr);
     for (const tm_test::kernel_level * l : levels) {
         auto in_force = l->emulated ? amx_emulated::tile_config_in_force : real_tile_config;
         auto load = l->emulated ? amx_emulated::load_tile_config : real_load_tile_config;
-        for (int64_t n_tok : {1, 20}) {
+        for (int64_t n_tok : {k_amx_min_tokens, int64_t(33)}) {
             std::vector<float> alone(size_t(n_tok * n_out)), beside(alone.size());
             CHECK_EQ(int(in_force().palette_id), 0);
             l->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, alone.data(), n_out);
@@ -404,10 +404,12 @@ TM_TEST("kernels: an AMX call leaves the thread's tile configuration as it found
     }
 }
 
-// The dispatch rule: every call takes the tiles, one TDPBSSD per block for each group of up to 16 rows and
-// 16 tokens (decode included); and the AMX level is the machine's level exactly where the CPU and the OS
-// grant AMX, its other entries the AVX-512 level's.
-TM_TEST("kernels: AMX takes every token count, and is chosen only where granted") {
+// The dispatch rule: a batch of k_amx_min_tokens tokens or more takes the tiles, one TDPBSSD per block for each
+// group of up to 16 rows and 16 tokens (a last group of fewer tokens included); fewer tokens (decode) take
+// the AVX-512 kernel of the same numerics, no tile at all; and the AMX level is the machine's level exactly
+// where the CPU and the OS grant AMX, its other entries the AVX-512 level's.
+TM_TEST("kernels: AMX takes batches of 16 tokens and more, and is chosen only where granted") {
+    CHECK_EQ(k_amx_min_tokens, int64_t(16));
     const tm_test::kernel_level * emulated = level_named("avx512+amx-emulated");
     CHECK(emulated != nullptr || level_named("avx2") == nullptr);
     if (emulated) {
@@ -422,9 +424,10 @@ TM_TEST("kernels: AMX takes every token count, and is chosen only where granted"
             emulated->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, r0, r1, y.data(), 70);
             return amx_emulated::tile_products() - before;
         };
-        CHECK_EQ(products(1, 0, 1), uint64_t(nb));            // decode, one row: a 1 x 1 tile
-        CHECK_EQ(products(1, 0, 20), uint64_t(2 * nb));       // 16 rows, then 4
-        CHECK_EQ(products(15, 0, 16), uint64_t(nb));
+        CHECK_EQ(products(1, 0, 20), uint64_t(0));            // decode: the AVX-512 kernel
+        CHECK_EQ(products(15, 0, 16), uint64_t(0));
+        CHECK_EQ(products(16, 0, 1), uint64_t(nb));           // one row: a 1-row tile
+        CHECK_EQ(products(16, 0, 20), uint64_t(2 * nb));      // 16 rows, then 4
         CHECK_EQ(products(33, 0, 20), uint64_t(3 * 2 * nb));  // 16 + 16 + 1 tokens x 16 + 4 rows
         CHECK_EQ(products(16, 3, 70), uint64_t(5 * nb));      // 67 rows: four 16-row groups and 3
         CHECK_EQ(products(16, 5, 5), uint64_t(0));            // no rows

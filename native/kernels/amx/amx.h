@@ -14,6 +14,9 @@ namespace tmill::kernels {
 // One tile product covers up to 16 weight rows x 16 tokens x one 32-block.
 constexpr int64_t k_amx_tile_tokens = 16;
 constexpr int64_t k_amx_tile_rows = 16;
+// Batches of fewer tokens take the AVX-512 kernels of the same numerics (the same bits): they read the weights
+// faster than tiles of so few columns (docs/kernels.md, "The AMX path").
+constexpr int64_t k_amx_min_tokens = 16;
 
 // The real instructions (tm_kernels_amx, built with -mamx-tile -mamx-int8).
 namespace amx {

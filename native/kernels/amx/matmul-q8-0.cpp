@@ -16,9 +16,11 @@
 #if defined(TM_KERNELS_AMX_EMULATED)
 #include "kernels/simd/emulated-avx512.h"
 #define TM_AMX_LEVEL amx_emulated
+#define TM_AMX_SIMD_LEVEL avx512_emulated
 #elif defined(TM_KERNELS_AMX)
 #include <immintrin.h>
 #define TM_AMX_LEVEL amx
+#define TM_AMX_SIMD_LEVEL avx512
 #endif
 
 #include "kernels/amx/amx.h"
@@ -44,24 +46,29 @@ namespace tmill::kernels::TM_AMX_LEVEL {
 
 namespace {
 
-using quant::block_q8_0;
 using namespace avx512_vnni;
 
 constexpr int k_quads = k_pack_quads;     // rows of a B tile: the block's 4-byte groups
 constexpr int k_tok = int(k_amx_tile_tokens);
 constexpr int k_rows = int(k_amx_tile_rows);
-constexpr int k_groups = 4;                 // row groups per B tile load: one C tile each (tmm4..tmm7)
 static_assert(k_tok == k_pack_tokens, "a B tile holds one packed group of tokens");
 
-// tmm0: B (8 rows x 4 n bytes); tmm1..tmm3: A (m rows x 32 bytes); tmm4..tmm7: C (m rows x 4 n bytes).
+// tmm0/tmm1 B (8 rows x 4 n bytes) and tmm2/tmm3 A (m rows x 32 bytes), alternating by block; tmm4..tmm7 C
+// (m rows x 4 n bytes), rotating by block (row_group's pipeline).
 void configure_tiles(int m, int n) {
     tile_config cfg;
     std::memset(&cfg, 0, sizeof cfg);
     cfg.palette_id = 1;
-    cfg.rows[0] = k_quads;
-    cfg.colsb[0] = uint16_t(4 * n);
-    for (int i = 1; i < 4; ++i) { cfg.rows[i] = uint8_t(m); cfg.colsb[i] = quant::qk8_0; }
-    for (int i = 4; i < 8; ++i) { cfg.rows[i] = uint8_t(m); cfg.colsb[i] = uint16_t(4 * n); }
+    for (int i = 0; i < 2; ++i) {
+        cfg.rows[i] = k_quads;
+        cfg.colsb[i] = uint16_t(4 * n);
+        cfg.rows[2 + i] = uint8_t(m);
+        cfg.colsb[2 + i] = quant::qk8_0;
+    }
+    for (int i = 4; i < 8; ++i) {
+        cfg.rows[i] = uint8_t(m);
+        cfg.colsb[i] = uint16_t(4 * n);
+    }
     TM_TILE_LOADCONFIG(&cfg);
 }
 
@@ -74,40 +81,78 @@ void load_config(const tile_config & c) {
         TM_TILE_LOADCONFIG(&c);
 }
 
-// Where the A tile of block b of m rows (w, stride wb) comes from: row r at quads(...) + r * stride.
-// Q8_0: the rows themselves.
+// A row group's weights as the tiles read them: per block, the m rows' 32 int8 weights side by side (one
+// contiguous, 64-byte aligned A tile of stride 32: the GGUF rows, 34-byte Q8_0 blocks, put half of a tile's
+// rows across two cache lines, and split loads tripled the tile loads' cost) and their 16 F32 scales (zero past
+// m). Written once per row group and pass over the tokens (k_group_block bytes per block), for every format.
+constexpr size_t k_group_quads = size_t(k_rows) * quant::qk8_0;                  // 512
+constexpr size_t k_group_block = k_group_quads + sizeof(float) * k_rows;         // + 64
+
+// Q8_0: the weights copied.
 struct q8_0_weights {
     using block = quant::block_q8_0;
-    static const char * quads(const char * w, size_t wb, int64_t b, int, int8_t (*)[quant::qk8_0], size_t & stride) {
-        stride = wb;
-        return w + size_t(b) * sizeof(block) + offsetof(block, qs);
-    }
+    static __m256i values(const block & blk) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qs)); }
 };
 
-// The nibble formats: the block of each of the m rows decoded to its 32 int8 weights in staging.
+// The nibble formats: decoded to int8 as the SIMD levels decode them.
 template <typename Block>
 struct decoded_weights {
     using block = Block;
-    static const char * quads(const char * w, size_t wb, int64_t b, int m, int8_t (*staging)[quant::qk8_0], size_t & stride) {
-        for (int r = 0; r < m; ++r) {
-            const block * blk = reinterpret_cast<const block *>(w + size_t(r) * wb) + b;
-            _mm256_storeu_si256(reinterpret_cast<__m256i *>(staging[r]), int8_weights<Block>::values(*blk));
-        }
-        stride = quant::qk8_0;
-        return reinterpret_cast<const char *>(staging);
-    }
+    static __m256i values(const block & blk) { return int8_weights<Block>::values(blk); }
 };
 using q4_0_weights = decoded_weights<quant::block_q4_0>;
 using iq4_nl_weights = decoded_weights<quant::block_iq4_nl>;
 
-// Row group G's block dots: its A tile into TA, the product with B (tmm0) into the zeroed C tile TC.
-#define TM_AMX_GROUP(G, TA, TC)                                                                 \
-    do {                                                                                        \
-        size_t stride = 0;                                                                      \
-        const char * a = W::quads(w + size_t(k_rows * (G)) * wb, wb, b, m, staging[G], stride); \
-        TM_TILE_LOADD(TA, a, stride);                                                           \
-        TM_TILE_ZERO(TC);                                                                       \
-        TM_TILE_DPBSSD(TC, TA, 0);                                                              \
+// Rows w .. w + m - 1 (stride wb), nb blocks each, into group (nb * k_group_block bytes).
+template <typename W>
+void prepare_group(const char * w, size_t wb, int m, int64_t nb, uint8_t * group) {
+    using block = typename W::block;
+    for (int64_t b = 0; b < nb; ++b) {
+        uint8_t * g = group + size_t(b) * k_group_block;
+        float * dw = reinterpret_cast<float *>(g + k_group_quads);
+        for (int r = 0; r < k_rows; ++r) {
+            if (r < m) {
+                const block & blk = reinterpret_cast<const block *>(w + size_t(r) * wb)[b];
+                _mm256_store_si256(reinterpret_cast<__m256i *>(g + size_t(r) * quant::qk8_0), W::values(blk));
+                dw[r] = _cvtsh_ss(blk.d);
+            } else {
+                dw[r] = 0.0f;
+            }
+        }
+    }
+}
+
+// Block B's dots of the group's m rows and n tokens into the zeroed C tile TC, through B tile TB and A tile TA.
+#define TM_AMX_PRODUCT(B, TB, TA, TC)                                                      \
+    do {                                                                                   \
+        TM_TILE_LOADD(TB, pack + size_t(B) * k_pack_block, 4 * k_tok);                     \
+        TM_TILE_LOADD(TA, group + size_t(B) * k_group_block, quant::qk8_0);                \
+        TM_TILE_ZERO(TC);                                                                  \
+        TM_TILE_DPBSSD(TC, TA, TB);                                                        \
+    } while (0)
+
+// Block B's dots (stored in dots[D]) folded into the 16 rows' accumulators, 16 tokens a zmm: the step of
+// kernels/block-step/step.h lane by lane, acc = fma(d_w * d_x (rounded), float(dot), acc). Rows past m and
+// tokens past n compute with scale 0 (dw and the pack's scales are zero there) and are never stored.
+#define TM_AMX_FOLD(B, D)                                                                               \
+    do {                                                                                                \
+        const __m512 dx = _mm512_load_ps(reinterpret_cast<const float *>(pack + size_t(B) * k_pack_block + k_pack_quad_bytes)); \
+        const float * dwb = reinterpret_cast<const float *>(group + size_t(B) * k_group_block + k_group_quads); \
+        _Pragma("GCC unroll 16") for (int r = 0; r < k_rows; ++r) {                                     \
+            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dwb[r]), dx);                             \
+            acc[r] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[D][r])), acc[r]); \
+        }                                                                                               \
+    } while (0)
+
+// Iteration b of row_group's pipeline, b % 4 = I: block b + 3's product into C tile 4 + (b + 3) % 4, block
+// b + 2's C tile stored into dots[(b + 2) % 4], block b's dots (stored two iterations earlier) folded.
+#define TM_AMX_STEP(I, TB, TA, TC_NEXT, TC_STORE)                                     \
+    do {                                                                              \
+        const int64_t bi = b + (I);                                                   \
+        if (bi >= nb) break;                                                          \
+        if (bi + 3 < nb) TM_AMX_PRODUCT(bi + 3, TB, TA, TC_NEXT);                     \
+        if (bi + 2 < nb) TM_TILE_STORED(TC_STORE, dots[((I) + 2) % 4], 4 * k_tok);    \
+        TM_AMX_FOLD(bi, (I));                                                         \
     } while (0)
 
 // GCC 12 reports the deliberately undefined pass-through operand of its own _mm512_cvtepi32_ps (all lanes
@@ -115,131 +160,91 @@ using iq4_nl_weights = decoded_weights<quant::block_iq4_nl>;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// Groups row groups of m rows each (Groups > 1 only with m = 16), the first at w (row stride wb), x the n
-// packed tokens: y[t * ldy + 16 g + r]. Tiles configured by the caller for (m, n). The groups share each B
-// tile load and their four C tiles are independent, so their TDPBSSDs can overlap. The fold runs the step
-// of kernels/block-step/step.h lane by lane (d_w * d_x rounded, then one fma): with several tokens one zmm
-// per row holds its 16 tokens; with one (decode, OneToken, n = 1) the C tile is a column of m int32 stored
-// contiguously and one zmm holds the 16 rows, so the fold costs one multiply and one fma per row group.
-template <typename W, int Groups, bool OneToken>
-void row_groups(const char * w, size_t wb, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
-    using block = typename W::block;
-    constexpr int acc_rows = OneToken ? 1 : k_rows;   // zmm accumulators per group
-    constexpr int stride = OneToken ? 4 : 4 * k_tok;  // C store stride: one int32, or 16
-    __m512 acc[Groups][acc_rows];
-    for (auto & g : acc)
-        for (__m512 & a : g) a = _mm512_setzero_ps();
-    alignas(64) int32_t dots[Groups][k_rows * k_tok] = {};     // C tiles (past m rows and n tokens: zero or unused)
-    alignas(64) int8_t staging[Groups][k_rows][quant::qk8_0]; // decoded weights (formats not read in place)
-    alignas(32) uint16_t dw16[k_rows] = {};                   // one token: a group's F16 row scales (zero past m)
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t * xp = pack + size_t(b) * k_pack_block;
-        TM_TILE_LOADD(0, xp, 4 * k_tok);
-        TM_AMX_GROUP(0, 1, 4);
-        if constexpr (Groups > 1) TM_AMX_GROUP(1, 2, 5);
-        if constexpr (Groups > 2) TM_AMX_GROUP(2, 3, 6);
-        if constexpr (Groups > 3) TM_AMX_GROUP(3, 1, 7);
-        TM_TILE_STORED(4, dots[0], stride);
-        if constexpr (Groups > 1) TM_TILE_STORED(5, dots[1], stride);
-        if constexpr (Groups > 2) TM_TILE_STORED(6, dots[2], stride);
-        if constexpr (Groups > 3) TM_TILE_STORED(7, dots[3], stride);
-        const float * dx = reinterpret_cast<const float *>(xp + k_pack_quad_bytes);
-        for (int g = 0; g < Groups; ++g) {
-            const char * wg = w + size_t(k_rows * g) * wb;
-            if constexpr (OneToken) {
-                for (int r = 0; r < m; ++r) dw16[r] = reinterpret_cast<const block *>(wg + size_t(r) * wb)[b].d;
-                const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i *>(dw16)));
-                const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[0]));
-                acc[g][0] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[g])), acc[g][0]);
-            } else {
-                const __m512 dxv = _mm512_loadu_ps(dx);
-                for (int r = 0; r < m; ++r) {
-                    const float dw = _cvtsh_ss(reinterpret_cast<const block *>(wg + size_t(r) * wb)[b].d);
-                    const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dw), dxv);
-                    acc[g][r] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[g] + k_tok * r)), acc[g][r]);
-                }
-            }
-        }
+// One group of m <= 16 rows (prepared in group) x the n <= 16 packed tokens of pack, every block:
+// y[t * ldy + r]. Tiles configured by the caller for (m, n). The accumulators stay in registers over the whole
+// row. The tile unit works ahead of the fold: while block b is folded, block b + 1's C tile is being stored and
+// block b + 2's product computed (four C tiles in rotation), so the fold never waits on a product or its store.
+void row_group(const uint8_t * group, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
+    __m512 acc[k_rows];
+#pragma GCC unroll 16
+    for (int r = 0; r < k_rows; ++r) acc[r] = _mm512_setzero_ps();
+    alignas(64) int32_t dots[4][k_rows][k_tok];
+    TM_AMX_PRODUCT(0, 0, 2, 4);
+    if (nb > 1) TM_AMX_PRODUCT(1, 1, 3, 5);
+    if (nb > 2) TM_AMX_PRODUCT(2, 0, 2, 6);
+    TM_TILE_STORED(4, dots[0], 4 * k_tok);
+    if (nb > 1) TM_TILE_STORED(5, dots[1], 4 * k_tok);
+    for (int64_t b = 0; b < nb; b += 4) {
+        TM_AMX_STEP(0, 1, 3, 7, 6);
+        TM_AMX_STEP(1, 0, 2, 4, 7);
+        TM_AMX_STEP(2, 1, 3, 5, 4);
+        TM_AMX_STEP(3, 0, 2, 6, 5);
     }
-    for (int g = 0; g < Groups; ++g) {
-        alignas(64) float out[k_tok];
-        if constexpr (OneToken) {
-            _mm512_store_ps(out, acc[g][0]);
-            for (int r = 0; r < m; ++r) y[k_rows * g + r] = out[r];
-        } else {
-            for (int r = 0; r < m; ++r) {
-                _mm512_store_ps(out, acc[g][r]);
-                for (int t = 0; t < n; ++t) y[t * ldy + k_rows * g + r] = out[t];
-            }
-        }
-    }
-}
-
-// The row groups of one 16-token group: OneToken picks the decode fold.
-template <typename W, int Groups>
-void row_groups_for(const char * w, size_t wb, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
-    if (n == 1)
-        row_groups<W, Groups, true>(w, wb, m, nb, pack, n, y, ldy);
-    else
-        row_groups<W, Groups, false>(w, wb, m, nb, pack, n, y, ldy);
+    // Every accumulator stored by a constant index (a loop to m would make the array addressable: GCC then kept
+    // it on the stack, a load and a store around every fma).
+    alignas(64) float out[k_rows][k_tok];
+#pragma GCC unroll 16
+    for (int r = 0; r < k_rows; ++r) _mm512_store_ps(out[r], acc[r]);
+    for (int r = 0; r < m; ++r)
+        for (int t = 0; t < n; ++t) y[t * ldy + r] = out[r][t];
 }
 
 #pragma GCC diagnostic pop
 
-#undef TM_AMX_GROUP
+#undef TM_AMX_STEP
+#undef TM_AMX_FOLD
+#undef TM_AMX_PRODUCT
 
-// Rows r0..r1 x every token, 16 tokens and up to 64 rows at a time; the last group of fewer than 16 rows (or
-// tokens) takes a tile shape of that many. The scalar reference (same bits) only when the pack buffer cannot
-// be allocated.
+// Packed activations per pass over the rows (row_group's B operand, read from L2).
+constexpr size_t k_amx_pass_bytes = size_t(1) << 20;
+
+// Rows r0..r1 x every token, 16 rows and 16 tokens at a time; the last group of fewer than 16 rows (or tokens)
+// takes a tile shape of that many. Batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of
+// the same numerics (simd), which reads the weights faster there; the scalar reference (same bits) only when
+// the scratch buffers cannot be allocated.
 template <typename W>
-void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok,
-          int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
+void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void * w, size_t wb, const void * x,
+          size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
     if (n_tok <= 0 || r1 <= r0) return;
+    if (n_tok < k_amx_min_tokens) {
+        simd(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+        return;
+    }
     const int64_t nb = n_in / quant::qk8_0;
-    uint8_t * pack = scratch_space<0>(size_t(nb) * k_pack_block);
-    if (!pack) {
+    const int64_t groups = (r1 - r0 + k_rows - 1) / k_rows;
+    const int64_t token_groups = (n_tok + k_tok - 1) / k_tok;
+    const size_t group_pack = size_t(nb) * k_pack_block;
+    // Tokens in passes of up to k_amx_pass_bytes of packed activations (from L2), each pass walking every row
+    // group once and its token groups inside, so that a group's rows are read from memory and prepared once per
+    // pass (16 rows of a 2048-wide matrix: 36 KB, from L1 or L2 for each token group).
+    const int64_t pass_groups = std::clamp<int64_t>(int64_t(k_amx_pass_bytes / group_pack), 1, token_groups);
+    uint8_t * pack = scratch_space<0>(size_t(pass_groups) * group_pack);
+    uint8_t * group = scratch_space<1>(size_t(nb) * k_group_block);
+    if (!pack || !group) {
         reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
     const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
     const char * xc = static_cast<const char *>(x);
-    const int64_t full = (r1 - r0) / k_rows;
-    const int tail = int((r1 - r0) % k_rows);
-    // Configured here, on the thread that runs this call, and left as this call found it: released when no
-    // configuration was in force (no tile state stays on a pool worker between calls, none to save at a context
-    // switch), the caller's configuration loaded again otherwise. This thread may be shared with other native
-    // code — a libuv worker runs Model.evaluate, and node-llama-cpp's decode on the next task — and ggml's AMX
-    // kernels configure a thread's tiles once and then assume the configuration stays: with TILERELEASE alone
-    // their next TILEZERO raised #UD (SIGILL) in a process running both (tile data does not outlive a call on
-    // either side, so only the configuration is restored). A shape is loaded only when it changes (LDTILECFG
-    // also zeroes every tile).
     tile_config callers;
     TM_TILE_STORECONFIG(&callers);
     int shape_m = 0, shape_n = 0;
-    auto shape = [&](int m, int n) {
-        if (m == shape_m && n == shape_n) return;
-        configure_tiles(m, n);
-        shape_m = m;
-        shape_n = n;
-    };
-    for (int64_t t = 0; t < n_tok; t += k_tok) {
-        const int n = int(std::min<int64_t>(k_tok, n_tok - t));
-        pack_tokens<0>(xc + size_t(t) * xb, xb, n, nb, pack);
-        float * yt = y + t * ldy + r0;
-        int64_t g = 0;
-        if (full > 0) shape(k_rows, n);
-        for (; g + k_groups <= full; g += k_groups)
-            row_groups_for<W, k_groups>(wc + size_t(g * k_rows) * wb, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy);
-        const char * wg = wc + size_t(g * k_rows) * wb;
-        switch (full - g) {
-            case 3: row_groups_for<W, 3>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
-            case 2: row_groups_for<W, 2>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
-            case 1: row_groups_for<W, 1>(wg, wb, k_rows, nb, pack, n, yt + g * k_rows, ldy); break;
-            default: break;
-        }
-        if (tail > 0) {
-            shape(tail, n);
-            row_groups_for<W, 1>(wc + size_t(full * k_rows) * wb, wb, tail, nb, pack, n, yt + full * k_rows, ldy);
+    for (int64_t p0 = 0; p0 < token_groups; p0 += pass_groups) {
+        const int64_t p1 = std::min(token_groups, p0 + pass_groups);
+        for (int64_t tg = p0; tg < p1; ++tg)
+            pack_tokens<0>(xc + size_t(tg * k_tok) * xb, xb, int(std::min<int64_t>(k_tok, n_tok - tg * k_tok)), nb, pack + size_t(tg - p0) * group_pack);
+        for (int64_t g = 0; g < groups; ++g) {
+            const int m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
+            prepare_group<W>(wc + size_t(g * k_rows) * wb, wb, m, nb, group);
+            for (int64_t tg = p0; tg < p1; ++tg) {
+                const int n = int(std::min<int64_t>(k_tok, n_tok - tg * k_tok));
+                if (m != shape_m || n != shape_n) {
+                    configure_tiles(m, n);
+                    shape_m = m;
+                    shape_n = n;
+                }
+                row_group(group, m, nb, pack + size_t(tg - p0) * group_pack, n, y + tg * k_tok * ldy + r0 + g * k_rows, ldy);
+            }
         }
     }
     load_config(callers);
@@ -249,17 +254,17 @@ void rows(matmul_rows_kernel * reference, const void * w, size_t wb, const void 
 
 void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q8_0_weights>(block_step_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<q8_0_weights>(TM_AMX_SIMD_LEVEL::matmul_q8_0, block_step_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q4_0_weights>(block_step_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<q4_0_weights>(TM_AMX_SIMD_LEVEL::matmul_q4_0, block_step_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                    int64_t r1, float * y, int64_t ldy) {
-    rows<iq4_nl_weights>(block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<iq4_nl_weights>(TM_AMX_SIMD_LEVEL::matmul_iq4_nl, block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void fill(kernel_table & t) {

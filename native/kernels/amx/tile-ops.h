@@ -20,19 +20,27 @@
 // Our own asm statements rather than GCC's <amxtileintrin.h>: there (GCC 12) TILELOADD's statement names only
 // the address register, not the memory it reads, and LDTILECFG's only the first 8 bytes of the 64, so the
 // compiler may sink or drop the stores that fill a buffer a tile then loads — a fault the emulated build
-// cannot show. Every statement here clobbers memory, which orders it against all loads and stores.
+// cannot show. Here each statement that reads or writes memory names it: a load or store of a tile as the
+// bytes from its base on (an array of unknown bound: character bytes alias everything), so every store to that
+// buffer before the statement and every load after it stay where they are; TILEZERO and TDPBSSD touch
+// registers only. No statement clobbers all memory: that would force every value the compiler keeps in memory
+// around it — a kernel's accumulator array among them — to be written back and read again at each tile
+// operation (it did: the fold's 16 accumulators went through the stack at every block).
 #define TM_TILE_LOADCONFIG(cfg) \
-    __asm__ volatile("ldtilecfg %0" ::"m"(*static_cast<const ::tmill::kernels::tile_config *>(cfg)) : "memory")
+    __asm__ volatile("ldtilecfg %0" ::"m"(*static_cast<const ::tmill::kernels::tile_config *>(cfg)))
 #define TM_TILE_STORECONFIG(cfg) \
-    __asm__ volatile("sttilecfg %0" : "=m"(*static_cast<::tmill::kernels::tile_config *>(cfg)) :: "memory")
-#define TM_TILE_RELEASE() __asm__ volatile("tilerelease" ::: "memory")
-#define TM_TILE_LOADD(tmm, base, stride) \
-    __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #tmm ::"r"(static_cast<const void *>(base)), "r"(long(stride)) : "memory")
-#define TM_TILE_STORED(tmm, base, stride) \
-    __asm__ volatile("tilestored %%tmm" #tmm ", (%0,%1,1)" ::"r"(static_cast<void *>(base)), "r"(long(stride)) : "memory")
-#define TM_TILE_ZERO(tmm) __asm__ volatile("tilezero %%tmm" #tmm ::: "memory")
+    __asm__ volatile("sttilecfg %0" : "=m"(*static_cast<::tmill::kernels::tile_config *>(cfg)))
+#define TM_TILE_RELEASE() __asm__ volatile("tilerelease" ::)
+#define TM_TILE_LOADD(tmm, base, stride)                                                                      \
+    __asm__ volatile("tileloadd (%1,%2,1), %%tmm" #tmm ::"m"(*static_cast<const char(*)[]>(static_cast<const void *>(base))), \
+                     "r"(static_cast<const void *>(base)), "r"(long(stride)))
+#define TM_TILE_STORED(tmm, base, stride)                                                                     \
+    __asm__ volatile("tilestored %%tmm" #tmm ", (%1,%2,1)"                                                    \
+                     : "=m"(*static_cast<char(*)[]>(static_cast<void *>(base)))                             \
+                     : "r"(static_cast<void *>(base)), "r"(long(stride)))
+#define TM_TILE_ZERO(tmm) __asm__ volatile("tilezero %%tmm" #tmm ::)
 // AT&T order: src2, src1, dst.
-#define TM_TILE_DPBSSD(dst, src1, src2) __asm__ volatile("tdpbssd %%tmm" #src2 ", %%tmm" #src1 ", %%tmm" #dst ::: "memory")
+#define TM_TILE_DPBSSD(dst, src1, src2) __asm__ volatile("tdpbssd %%tmm" #src2 ", %%tmm" #src1 ", %%tmm" #dst ::)
 #else
 #error "kernels/amx sources are compiled as TM_KERNELS_AMX (the instructions) or TM_KERNELS_AMX_EMULATED (the tests)"
 #endif
