@@ -10,11 +10,14 @@
 #include "kernels/matmul.h"
 #include "kernels/ref/ref.h"
 #include "quant/fp16.h"
+#include "quant/q4-1.h"
+#include "quant/q5-1.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
 #include "quant/q8-0.h"
 #include "quant/q4-k-x16.h"
 #include "quant/q4-k.h"
+#include "quant/q8-1.h"
 #include "quant/q8-k.h"
 #include "quant/quant.h"
 
@@ -503,6 +506,63 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the referen
                         }
                 }
             if (bad) std::fprintf(stderr, "    type %u, %s: %d outputs differ from the reference\n", unsigned(type), v.name, bad);
+            CHECK_EQ(bad, 0);
+            ++compared;
+        }
+        CHECK_EQ(compared, int64_t(variants(type).size()));
+    }
+}
+
+// Q4_1 and Q5_1 over many tokens: the 16-token lanes of the AVX-512 levels from 8 tokens on
+// (kernels/simd/avx512-q32-min-lanes.h, NOTE(q32-min-lanes)) and the tiles elsewhere — groups of 16 tokens in
+// zmm lanes and of at most 8 in ymm lanes, a partial last group, more than one pass of 256 tokens, growing
+// panels over a 100-row range, a range starting inside a tile, and extreme blocks (every weight at its top,
+// 15 or 31, against activations at -127 and +127) — give every level's one-token bits (its tiles'), so the
+// lanes keep ggml's arithmetic to the last bit and no result depends on its batch.
+TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-token bits") {
+    std::mt19937 rng(4545);
+    const int64_t n_in = 32 * 20, n_out = 100, max_tok = 300;
+    const size_t x_row = quant::row_bytes(ggml_type::q8_1, n_in);
+    std::vector<float> x = make_x(n_in * max_tok, rng);
+    // Token 0 all -127 (x = -1 everywhere), token 1 all +127 but its first element (-127).
+    for (int64_t i = 0; i < n_in; ++i) {
+        x[size_t(i)] = -1.0f;
+        x[size_t(n_in + i)] = i == 0 ? -1.0f : 0.9999f;
+    }
+    std::vector<uint8_t> xa(x_row * size_t(max_tok));
+    for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_1, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
+    CHECK_EQ(int(reinterpret_cast<const quant::block_q8_1 *>(xa.data())->qs[5]), -127);
+    CHECK_EQ(int(reinterpret_cast<const quant::block_q8_1 *>(xa.data() + x_row)->qs[5]), 127);
+    for (ggml_type type : {ggml_type::q4_1, ggml_type::q5_1}) {
+        std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
+        const size_t w_row = quant::row_bytes(type, n_in);
+        for (int64_t r = 0; r < 4; ++r)
+            for (int64_t b = 0; b < n_in / 32; ++b) {
+                if (type == ggml_type::q4_1) {
+                    std::memset(reinterpret_cast<quant::block_q4_1 *>(w.data() + size_t(r) * w_row)[b].qs, 0xff, sizeof(quant::block_q4_1::qs));
+                } else {
+                    auto & blk = reinterpret_cast<quant::block_q5_1 *>(w.data() + size_t(r) * w_row)[b];
+                    std::memset(blk.qs, 0xff, sizeof blk.qs);
+                    std::memset(blk.qh, 0xff, sizeof blk.qh);
+                }
+            }
+        int64_t compared = 0;
+        for (const variant & v : variants(type)) {
+            std::vector<float> want(size_t(n_out * max_tok));
+            for (int64_t t = 0; t < max_tok; ++t)
+                v.fn(w.data(), w_row, xa.data() + size_t(t) * x_row, x_row, 1, n_in, 0, n_out, want.data() + t * n_out, n_out);
+            int bad = 0;
+            for (int64_t n_tok : {7, 8, 9, 16, 17, 40, 300})
+                for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {3, 97}}) {
+                    std::vector<float> y(size_t(n_out * n_tok), NAN);
+                    v.fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
+                    for (int64_t t = 0; t < n_tok; ++t)
+                        for (int64_t r = 0; r < n_out; ++r) {
+                            const float got = y[size_t(t * n_out + r)];
+                            bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
+                        }
+                }
+            if (bad) std::fprintf(stderr, "    type %u, %s: %d outputs differ from its one-token bits\n", unsigned(type), v.name, bad);
             CHECK_EQ(bad, 0);
             ++compared;
         }

@@ -7,6 +7,7 @@
 
 #include "kernels/hsum.h"
 #include "kernels/simd/avx512-block-step.h"
+#include "kernels/simd/avx512-q32-min-lanes.h"
 #include "kernels/simd/avx512-q4-k-lanes.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
@@ -52,6 +53,16 @@ struct avx512_int_dots {
     static bool q4_k_lanes_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                                 int64_t r1, float * y, int64_t ldy) {
         return q4_k_lanes_avx512::rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    }
+
+    // Q4_1 and Q5_1 from q32_min_lanes_min_tokens tokens on: 16 tokens in the lanes (avx512-q32-min-lanes.h,
+    // NOTE(q32-min-lanes)); false when its scratch cannot be allocated. The same threshold as Q4_K's lanes.
+    static constexpr bool q32_min_lanes = true;
+    static constexpr int64_t q32_min_lanes_min_tokens = 8;
+    template <typename Block>
+    static bool q32_min_lanes_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                                   int64_t r1, float * y, int64_t ldy) {
+        return q32_min_lanes_avx512::rows<Block>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     }
 
     // Q4_K rows repacked 16 at a time at load (matmul-k.cpp's x16 kernel, NOTE(q4-k-x16)): a group's 16 rows in

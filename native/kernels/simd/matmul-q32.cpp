@@ -132,9 +132,16 @@ struct q32_kernel {
     };
 };
 
-template <typename F>
+// Q4_1 and Q5_1: from int_dots::q32_min_lanes_min_tokens tokens on, where the level has them, 16 tokens in the
+// lanes of a zmm (avx512-q32-min-lanes.h, NOTE(q32-min-lanes)); else, and when their scratch cannot be
+// allocated, the tiles above. Both give the same bits.
+template <typename F, typename D = int_dots>
 void rows_q32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
               float * y, int64_t ldy) {
+    if constexpr (D::q32_min_lanes)
+        if (n_tok >= D::q32_min_lanes_min_tokens &&
+            D::template q32_min_lanes_rows<typename F::block>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy))
+            return;
     tile_walk<q32_kernel<F>::template of, isa::q8_rows_one, isa::q4_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
