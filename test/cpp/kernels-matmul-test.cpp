@@ -454,6 +454,29 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level
     }
 }
 
+namespace {
+
+// fn over each of the token counts (the first tokens of xa) and over the rows [0, n_out) and [3, 97): the
+// outputs that differ from want's bits (n_out per token), plus the rows outside the range that were written.
+int many_token_mismatches(matmul_rows_fn fn, const std::vector<uint8_t> & w, size_t w_row, const std::vector<uint8_t> & xa,
+                          size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want,
+                          std::initializer_list<int64_t> counts) {
+    int bad = 0;
+    for (int64_t n_tok : counts)
+        for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {3, 97}}) {
+            std::vector<float> y(size_t(n_out * n_tok), NAN);
+            fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
+            for (int64_t t = 0; t < n_tok; ++t)
+                for (int64_t r = 0; r < n_out; ++r) {
+                    const float got = y[size_t(t * n_out + r)];
+                    bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
+                }
+        }
+    return bad;
+}
+
+} // namespace
+
 // Many tokens: Q4_K's 16-token lanes on the AVX-512 levels (kernels/simd/avx512-q4-k-lanes.h, NOTE(q4-k-lanes))
 // and the tiles of both types elsewhere — groups of 16 tokens in zmm lanes and of at most 8 in ymm lanes, a
 // partial last group, more than one pass of 256 tokens, panels that start small and grow over a 100-row range,
@@ -494,17 +517,7 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the referen
         variants(type)[0].fn(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
         int64_t compared = 0;
         for (const variant & v : variants(type)) {
-            int bad = 0;
-            for (int64_t n_tok : {5, 8, 9, 16, 17, 40, 300})
-                for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {3, 97}}) {
-                    std::vector<float> y(size_t(n_out * n_tok), NAN);
-                    v.fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
-                    for (int64_t t = 0; t < n_tok; ++t)
-                        for (int64_t r = 0; r < n_out; ++r) {
-                            const float got = y[size_t(t * n_out + r)];
-                            bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
-                        }
-                }
+            const int bad = many_token_mismatches(v.fn, w, w_row, xa, x_row, n_in, n_out, want, {5, 8, 9, 16, 17, 40, 300});
             if (bad) std::fprintf(stderr, "    type %u, %s: %d outputs differ from the reference\n", unsigned(type), v.name, bad);
             CHECK_EQ(bad, 0);
             ++compared;
@@ -551,17 +564,7 @@ TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-t
             std::vector<float> want(size_t(n_out * max_tok));
             for (int64_t t = 0; t < max_tok; ++t)
                 v.fn(w.data(), w_row, xa.data() + size_t(t) * x_row, x_row, 1, n_in, 0, n_out, want.data() + t * n_out, n_out);
-            int bad = 0;
-            for (int64_t n_tok : {7, 8, 9, 16, 17, 40, 300})
-                for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {3, 97}}) {
-                    std::vector<float> y(size_t(n_out * n_tok), NAN);
-                    v.fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
-                    for (int64_t t = 0; t < n_tok; ++t)
-                        for (int64_t r = 0; r < n_out; ++r) {
-                            const float got = y[size_t(t * n_out + r)];
-                            bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
-                        }
-                }
+            const int bad = many_token_mismatches(v.fn, w, w_row, xa, x_row, n_in, n_out, want, {7, 8, 9, 16, 17, 40, 300});
             if (bad) std::fprintf(stderr, "    type %u, %s: %d outputs differ from its one-token bits\n", unsigned(type), v.name, bad);
             CHECK_EQ(bad, 0);
             ++compared;
