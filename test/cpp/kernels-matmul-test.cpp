@@ -456,6 +456,20 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level
 
 namespace {
 
+// max_tok random activation rows quantized to act, but for two at the int8 extremes: token 0 all token0, token 1
+// all 0.9999 after a first element of -1.
+std::vector<uint8_t> extreme_activations(ggml_type act, int64_t n_in, int64_t max_tok, float token0, std::mt19937 & rng) {
+    std::vector<float> x = make_x(n_in * max_tok, rng);
+    for (int64_t i = 0; i < n_in; ++i) {
+        x[size_t(i)] = token0;
+        x[size_t(n_in + i)] = i == 0 ? -1.0f : 0.9999f;
+    }
+    const size_t x_row = quant::row_bytes(act, n_in);
+    std::vector<uint8_t> xa(x_row * size_t(max_tok));
+    for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(act, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
+    return xa;
+}
+
 // fn over each of the token counts (the first tokens of xa) and over the rows [0, n_out) and [3, 97): the
 // outputs that differ from want's bits (n_out per token), plus the rows outside the range that were written.
 int many_token_mismatches(matmul_rows_fn fn, const std::vector<uint8_t> & w, size_t w_row, const std::vector<uint8_t> & xa,
@@ -487,14 +501,8 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the referen
     std::mt19937 rng(4343);
     const int64_t n_in = 256 * 3, n_out = 100, max_tok = 300;
     const size_t x_row = quant::row_bytes(ggml_type::q8_k, n_in);
-    std::vector<float> x = make_x(n_in * max_tok, rng);
-    // Token 0 all -127 (x = 1 everywhere), token 1 all +127 but its first element (-127).
-    for (int64_t i = 0; i < n_in; ++i) {
-        x[size_t(i)] = 1.0f;
-        x[size_t(n_in + i)] = i == 0 ? -1.0f : 0.9999f;
-    }
-    std::vector<uint8_t> xa(x_row * size_t(max_tok));
-    for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_k, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
+    // Token 0 all -127 (Q8_K's scale is negative: x = 1 everywhere), token 1 all +127 but its first element (-127).
+    const std::vector<uint8_t> xa = extreme_activations(ggml_type::q8_k, n_in, max_tok, 1.0f, rng);
     CHECK_EQ(int(reinterpret_cast<const quant::block_q8_k *>(xa.data())->qs[5]), -127);
     CHECK_EQ(int(reinterpret_cast<const quant::block_q8_k *>(xa.data() + x_row)->qs[5]), 127);
     for (ggml_type type : {ggml_type::q4_k, ggml_type::q6_k}) {
@@ -536,14 +544,8 @@ TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-t
     std::mt19937 rng(4545);
     const int64_t n_in = 32 * 20, n_out = 100, max_tok = 300;
     const size_t x_row = quant::row_bytes(ggml_type::q8_1, n_in);
-    std::vector<float> x = make_x(n_in * max_tok, rng);
     // Token 0 all -127 (x = -1 everywhere), token 1 all +127 but its first element (-127).
-    for (int64_t i = 0; i < n_in; ++i) {
-        x[size_t(i)] = -1.0f;
-        x[size_t(n_in + i)] = i == 0 ? -1.0f : 0.9999f;
-    }
-    std::vector<uint8_t> xa(x_row * size_t(max_tok));
-    for (int64_t t = 0; t < max_tok; ++t) quant::quantize_row(ggml_type::q8_1, x.data() + t * n_in, xa.data() + size_t(t) * x_row, n_in);
+    const std::vector<uint8_t> xa = extreme_activations(ggml_type::q8_1, n_in, max_tok, -1.0f, rng);
     CHECK_EQ(int(reinterpret_cast<const quant::block_q8_1 *>(xa.data())->qs[5]), -127);
     CHECK_EQ(int(reinterpret_cast<const quant::block_q8_1 *>(xa.data() + x_row)->qs[5]), 127);
     for (ggml_type type : {ggml_type::q4_1, ggml_type::q5_1}) {

@@ -88,32 +88,17 @@ void load_config(const tile_config & c) {
 constexpr size_t k_group_quads = size_t(k_rows) * quant::qk8_0;                  // 512
 constexpr size_t k_group_block = k_group_quads + sizeof(float) * k_rows;         // + 64
 
-// Q8_0: the weights copied.
-struct q8_0_weights {
-    using block = quant::block_q8_0;
-    static __m256i values(const block & blk) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qs)); }
-};
-
-// The nibble formats: decoded to int8 as the SIMD levels decode them.
+// Rows w .. w + m - 1 (stride wb), nb blocks each, into group (nb * k_group_block bytes): Q8_0 copied, Q4_0 and
+// IQ4_NL decoded as the SIMD levels decode them (int8_weights).
 template <typename Block>
-struct decoded_weights {
-    using block = Block;
-    static __m256i values(const block & blk) { return int8_weights<Block>::values(blk); }
-};
-using q4_0_weights = decoded_weights<quant::block_q4_0>;
-using iq4_nl_weights = decoded_weights<quant::block_iq4_nl>;
-
-// Rows w .. w + m - 1 (stride wb), nb blocks each, into group (nb * k_group_block bytes).
-template <typename W>
 void prepare_group(const char * w, size_t wb, int m, int64_t nb, uint8_t * group) {
-    using block = typename W::block;
     for (int64_t b = 0; b < nb; ++b) {
         uint8_t * g = group + size_t(b) * k_group_block;
         float * dw = reinterpret_cast<float *>(g + k_group_quads);
         for (int r = 0; r < k_rows; ++r) {
             if (r < m) {
-                const block & blk = reinterpret_cast<const block *>(w + size_t(r) * wb)[b];
-                _mm256_store_si256(reinterpret_cast<__m256i *>(g + size_t(r) * quant::qk8_0), W::values(blk));
+                const Block & blk = reinterpret_cast<const Block *>(w + size_t(r) * wb)[b];
+                _mm256_store_si256(reinterpret_cast<__m256i *>(g + size_t(r) * quant::qk8_0), int8_weights<Block>::values(blk));
                 dw[r] = _cvtsh_ss(blk.d);
             } else {
                 dw[r] = 0.0f;
@@ -162,8 +147,8 @@ void prepare_group(const char * w, size_t wb, int m, int64_t nb, uint8_t * group
 
 // One group of m <= 16 rows (prepared in group) x the n <= 16 packed tokens of pack, every block:
 // y[t * ldy + r]. Tiles configured by the caller for (m, n). The accumulators stay in registers over the whole
-// row. The tile unit works ahead of the fold: while block b is folded, block b + 1's C tile is being stored and
-// block b + 2's product computed (four C tiles in rotation), so the fold never waits on a product or its store.
+// row. The tile unit works ahead of the fold: while block b is folded, block b + 2's C tile is being stored and
+// block b + 3's product computed (four C tiles in rotation), so the fold never waits on a product or its store.
 void row_group(const uint8_t * group, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
     __m512 acc[k_rows];
 #pragma GCC unroll 16
@@ -202,7 +187,7 @@ constexpr size_t k_amx_pass_bytes = size_t(1) << 20;
 // takes a tile shape of that many. Batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of
 // the same numerics (simd), which reads the weights faster there; the scalar reference (same bits) only when
 // the scratch buffers cannot be allocated.
-template <typename W>
+template <typename Block>
 void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void * w, size_t wb, const void * x,
           size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
     if (n_tok <= 0 || r1 <= r0) return;
@@ -226,6 +211,14 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     }
     const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
     const char * xc = static_cast<const char *>(x);
+    // Configured here, on the thread that runs this call, and left as this call found it: released when no
+    // configuration was in force (no tile state stays on a pool worker between calls, none to save at a context
+    // switch), the caller's configuration loaded again otherwise. This thread may be shared with other native
+    // code — a libuv worker runs Model.evaluate, and node-llama-cpp's decode on the next task — and ggml's AMX
+    // kernels configure a thread's tiles once and then assume the configuration stays: with TILERELEASE alone
+    // their next TILEZERO raised #UD (SIGILL) in a process running both (tile data does not outlive a call on
+    // either side, so only the configuration is restored). A shape is loaded only when it changes (LDTILECFG
+    // also zeroes every tile).
     tile_config callers;
     TM_TILE_STORECONFIG(&callers);
     int shape_m = 0, shape_n = 0;
@@ -235,7 +228,7 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
             pack_tokens<0>(xc + size_t(tg * k_tok) * xb, xb, int(std::min<int64_t>(k_tok, n_tok - tg * k_tok)), nb, pack + size_t(tg - p0) * group_pack);
         for (int64_t g = 0; g < groups; ++g) {
             const int m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
-            prepare_group<W>(wc + size_t(g * k_rows) * wb, wb, m, nb, group);
+            prepare_group<Block>(wc + size_t(g * k_rows) * wb, wb, m, nb, group);
             for (int64_t tg = p0; tg < p1; ++tg) {
                 const int n = int(std::min<int64_t>(k_tok, n_tok - tg * k_tok));
                 if (m != shape_m || n != shape_n) {
@@ -254,17 +247,17 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
 
 void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q8_0_weights>(TM_AMX_SIMD_LEVEL::matmul_q8_0, block_step_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<quant::block_q8_0>(TM_AMX_SIMD_LEVEL::matmul_q8_0, block_step_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows<q4_0_weights>(TM_AMX_SIMD_LEVEL::matmul_q4_0, block_step_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<quant::block_q4_0>(TM_AMX_SIMD_LEVEL::matmul_q4_0, block_step_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                    int64_t r1, float * y, int64_t ldy) {
-    rows<iq4_nl_weights>(TM_AMX_SIMD_LEVEL::matmul_iq4_nl, block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    rows<quant::block_iq4_nl>(TM_AMX_SIMD_LEVEL::matmul_iq4_nl, block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void fill(kernel_table & t) {

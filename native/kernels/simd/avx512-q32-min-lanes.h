@@ -17,8 +17,6 @@
 
 #include "kernels/simd/avx512-token-lanes.h"
 #include "kernels/simd/int8-weights.h"
-#include "quant/q4-1.h"
-#include "quant/q5-1.h"
 #include "quant/q8-1.h"
 
 #include <cstddef>
@@ -41,19 +39,6 @@ constexpr size_t k_group_block = k_sx_at + sizeof(float) * k_pack_tokens;
 // Per (row, block) of a panel: the block's scale and minimum as F32.
 struct entry {
     float dw, m;
-};
-
-// The unsigned weights of a block in element order (0..15, or 0..31 with the fifth bit), as matmul-q32.cpp's
-// formats decode them.
-template <typename Block>
-struct weights_of;
-template <>
-struct weights_of<quant::block_q4_1> {
-    static __m256i values(const quant::block_q4_1 & b) { return nibbles32(b.qs); }
-};
-template <>
-struct weights_of<quant::block_q5_1> {
-    static __m256i values(const quant::block_q5_1 & b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
 
 // Q4_1 or Q5_1 as a format of token_lanes_avx512::prompt_rows (its contract in avx512-token-lanes.h).
@@ -92,7 +77,7 @@ struct format {
             const auto * blk = reinterpret_cast<const block *>(w + size_t(r) * wb);
             for (int64_t b = 0; b < nb; ++b) {
                 meta[r * nb + b] = {_cvtsh_ss(blk[b].d), _cvtsh_ss(blk[b].m)};
-                _mm256_storeu_si256(reinterpret_cast<__m256i *>(staging + size_t(r * nb + b) * staging_bytes), weights_of<block>::values(blk[b]));
+                _mm256_storeu_si256(reinterpret_cast<__m256i *>(staging + size_t(r * nb + b) * staging_bytes), int8_weights<block>::values(blk[b]));
             }
         }
     }

@@ -5,7 +5,9 @@
 
 #include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
+#include "quant/q4-1.h"
 #include "quant/q5-0.h"
+#include "quant/q5-1.h"
 #include "quant/q8-0.h"
 
 #include <cstdint>
@@ -41,9 +43,10 @@ inline __m256i fifth_bits(const uint8_t * qh) {
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-// The signed int8 weights of one block of each format whose weights are int8 against Q8_0 activations
-// (int8_weights<Block>::values): Q8_0 its bytes, Q4_0 the nibble minus 8, IQ4_NL the nibble's table level,
-// Q5_0 the nibble and fifth bit minus 16.
+// The int8 weights of one block of each 32-element format (int8_weights<Block>::values): against Q8_0
+// activations Q8_0 its bytes, Q4_0 the nibble minus 8, IQ4_NL the nibble's table level, Q5_0 the nibble and
+// fifth bit minus 16; against Q8_1, whose minimum m enters apart, Q4_1 the unsigned nibble and Q5_1 the
+// unsigned nibble and fifth bit (0..15, 0..31).
 template <typename Block>
 struct int8_weights;
 template <>
@@ -63,6 +66,15 @@ struct int8_weights<quant::block_q5_0> {
     static __m256i values(const quant::block_q5_0 & b) {
         return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
     }
+};
+
+template <>
+struct int8_weights<quant::block_q4_1> {
+    static __m256i values(const quant::block_q4_1 & b) { return nibbles32(b.qs); }
+};
+template <>
+struct int8_weights<quant::block_q5_1> {
+    static __m256i values(const quant::block_q5_1 & b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
 };
 
 } // namespace

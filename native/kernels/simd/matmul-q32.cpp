@@ -78,14 +78,14 @@ struct q4_1_format {
     using act = quant::block_q8_1;
     using dots = signed_lanes;
     static constexpr bool has_min = true;
-    static __m256i weights(const block & b) { return nibbles32(b.qs); }
+    static __m256i weights(const block & b) { return int8_weights<block>::values(b); }
 };
 struct q5_1_format {
     using block = quant::block_q5_1;
     using act = quant::block_q8_1;
     using dots = signed_lanes;
     static constexpr bool has_min = true;
-    static __m256i weights(const block & b) { return _mm256_or_si256(nibbles32(b.qs), fifth_bits(b.qh)); }
+    static __m256i weights(const block & b) { return int8_weights<block>::values(b); }
 };
 
 template <typename F, int R, int T>
