@@ -56,9 +56,12 @@ export interface NativeModelInfo {
   fileType: number | null;
   hparams: NativeHparams | null;
   tensors: NativeTensorInfo[];
-  /** The bytes the weights occupy once loaded: the tensors' data in the file, the Q4_K matrices repacked at load
-   * counted at their repacked size (docs/kernels.md, "Q4_K repacked at load"). */
+  /** The bytes the weights occupy once loaded: the tensors' data in the file, the matrices repacked at load
+   * counted at their repacked size (docs/kernels.md, "Q4_K repacked at load" and "The AMX path"). */
   weightBytes: number;
+  /** The part of weightBytes held in the process's own repacked copy rather than mapped from the file (0 when
+   * nothing was repacked). */
+  repackedBytes: number;
   metadata: Record<string, NativeMetadataValue>;
 }
 

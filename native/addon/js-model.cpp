@@ -202,6 +202,7 @@ Napi::Value js_model::info(const Napi::CallbackInfo & info) {
         }
         o.Set("tensors", tensors);
         o.Set("weightBytes", Napi::Number::New(env, file_bytes - double(m->repacked.replaced) + double(m->repacked.size)));
+        o.Set("repackedBytes", Napi::Number::New(env, double(m->repacked.size)));
         o.Set("metadata", metadata_to_js(env, f));
         return o;
     });

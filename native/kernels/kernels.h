@@ -94,6 +94,12 @@ struct kernel_table {
     // the levels whose matmul_q4_k_x16 outruns their matmul_q4_k. Every level's matmul_q4_k_x16 computes the
     // layout, with the same bits as matmul_q4_k on the original rows.
     bool q4_k_x16;
+    // Whether Q8_0 matmul weights are repacked at load for this table (quant/q8-0-x16.h, model/repack.h): set by
+    // the AMX level, whose tiles take that layout as their B operand. Outside the entry list, as only that level
+    // has a kernel of its own for it: every table's matmul_q8_0_x16 computes the layout with the block-step
+    // numerics (kernels/block-step/step.h), the AMX tiles' or else the scalar reference's.
+    bool q8_0_x16;
+    matmul_rows_kernel * matmul_q8_0_x16;
 #define TM_KERNEL_MEMBER(name, type) type * name;
     TM_KERNEL_ENTRIES(TM_KERNEL_MEMBER)
 #undef TM_KERNEL_MEMBER

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "quant/q4-k-x16.h"
+#include "quant/q8-0-x16.h"
 #include "quant/quant.h"
 
 #include <string>
@@ -20,7 +21,7 @@ namespace {
 int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout layout) {
     if (n_threads <= 1) return n_out;
     const int64_t target_tasks = int64_t(n_threads) * (n_tok >= 8 ? 4 : 2);
-    const int64_t unit = layout == weight_layout::q4_k_x16 ? quant::k_x16_rows : 4;
+    const int64_t unit = layout == weight_layout::gguf ? 4 : quant::k_x16_rows;
     int64_t rows = (n_out + target_tasks - 1) / target_tasks;
     rows = (rows + unit - 1) / unit * unit;
     return rows < 16 ? 16 : rows;
@@ -39,8 +40,12 @@ size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok) {
 
 matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_layout layout) {
     if (layout == weight_layout::q4_k_x16) {
-        TM_CHECK(type == ggml_type::q4_k, invalid_argument, "matmul: only Q4_K weights are repacked 16 rows at a time");
+        TM_CHECK(type == ggml_type::q4_k, invalid_argument, "matmul: the Q4_K 16-row layout holds Q4_K weights only");
         return k.matmul_q4_k_x16;
+    }
+    if (layout == weight_layout::q8_0_x16) {
+        TM_CHECK(type == ggml_type::q8_0, invalid_argument, "matmul: the Q8_0 16-row layout holds Q8_0 weights only");
+        return k.matmul_q8_0_x16;
     }
     switch (type) {
         case ggml_type::f32: return k.matmul_f32;
@@ -113,8 +118,10 @@ void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matm
                  "matmul: n_in is not a multiple of the weight block size");
         TM_CHECK(quant::activation_type(p.type) == act, invalid_argument,
                  "matmul: weights of one job must take the same activation type");
-        TM_CHECK(p.layout != weight_layout::q4_k_x16 || p.n_out % quant::k_x16_rows == 0, invalid_argument,
+        TM_CHECK(p.layout == weight_layout::gguf || p.n_out % quant::k_x16_rows == 0, invalid_argument,
                  "matmul: rows repacked 16 at a time come in multiples of 16");
+        TM_CHECK(p.layout != weight_layout::q8_0_x16 || quant::q8_0_x16_fits(n_in), invalid_argument,
+                 "matmul: Q8_0 rows repacked 16 at a time are a whole number of 64-weight block pairs");
         const int64_t chunk = rows_per_task(p.n_out, pool.n_threads(), n_tok, p.layout);
         plans[i] = {matmul_rows_for(k, p.type, p.layout), weight_row_bytes(p.type, p.layout, n_in), chunk, n_tasks};
         n_tasks += (p.n_out + chunk - 1) / chunk;

@@ -1,6 +1,7 @@
 #include "model/repack.h"
 
 #include "quant/q4-k-x16.h"
+#include "quant/q8-0-x16.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,8 +19,27 @@ namespace {
 
 constexpr size_t k_repack_align = 64;   // a cache line: the kernels' 64-byte loads never straddle two
 
-bool repackable(const weight & v) {
-    return v.present() && v.type == ggml_type::q4_k && v.layout == kernels::weight_layout::gguf && v.n_rows % quant::k_x16_rows == 0;
+// The layout k's kernels prefer for v's rows (gguf: keep the file's).
+kernels::weight_layout preferred_layout(const weight & v, const kernels::kernel_table & k) {
+    if (!v.present() || v.layout != kernels::weight_layout::gguf || v.n_rows % quant::k_x16_rows != 0) return kernels::weight_layout::gguf;
+    if (v.type == ggml_type::q4_k && k.q4_k_x16) return kernels::weight_layout::q4_k_x16;
+    if (v.type == ggml_type::q8_0 && k.q8_0_x16 && quant::q8_0_x16_fits(v.n_cols)) return kernels::weight_layout::q8_0_x16;
+    return kernels::weight_layout::gguf;
+}
+
+size_t repacked_row_bytes(const weight & v, kernels::weight_layout layout) {
+    return layout == kernels::weight_layout::q4_k_x16 ? quant::q4_k_x16_row_bytes(v.n_cols) : v.row_bytes;
+}
+
+// Group g (16 rows) of v repacked into layout at dst (the copy of row 0).
+void repack_group(const weight & v, kernels::weight_layout layout, int64_t g, uint8_t * dst) {
+    const size_t row = size_t(g) * quant::k_x16_rows;
+    const uint8_t * src = v.data + row * v.row_bytes;
+    uint8_t * out = dst + row * repacked_row_bytes(v, layout);
+    if (layout == kernels::weight_layout::q4_k_x16)
+        quant::q4_k_x16_pack(src, v.row_bytes, v.n_cols / quant::qk_k, reinterpret_cast<quant::block_q4_k_x16 *>(out));
+    else
+        quant::q8_0_x16_pack(src, v.row_bytes, v.n_cols / quant::qk8_0, reinterpret_cast<quant::block_q8_0_x16 *>(out));
 }
 
 // Drops the mapping's pages that lie wholly inside [p, p + n) from the process.
@@ -61,15 +81,21 @@ uint64_t weight_bytes(const model_weights & w) {
 
 repacked_weights repack_weights(model_weights & w, const kernels::kernel_table & k, uint64_t memory_limit) {
     repacked_weights out;
-    if (!k.q4_k_x16) return out;
-    std::vector<weight *> todo;
+    struct job {
+        weight * v;
+        kernels::weight_layout layout;
+    };
+    std::vector<job> todo;
+    const auto consider = [&](weight & v) {
+        const kernels::weight_layout layout = preferred_layout(v, k);
+        if (layout != kernels::weight_layout::gguf) todo.push_back({&v, layout});
+    };
     for (layer_weights & l : w.layers)
-        for (weight * v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-            if (repackable(*v)) todo.push_back(v);
-    if (!w.tied_output && repackable(w.output)) todo.push_back(&w.output);
-    for (weight * v : todo) {
-        out.size += size_t(v->n_rows) * quant::q4_k_x16_row_bytes(v->n_cols);
-        out.replaced += size_t(v->n_rows) * v->row_bytes;
+        for (weight * v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) consider(*v);
+    if (!w.tied_output) consider(w.output);
+    for (const job & j : todo) {
+        out.size += size_t(j.v->n_rows) * repacked_row_bytes(*j.v, j.layout);
+        out.replaced += size_t(j.v->n_rows) * j.v->row_bytes;
     }
     const uint64_t limit = memory_limit ? memory_limit : uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
     if (out.size == 0 || weight_bytes(w) - out.replaced + out.size > limit) return {};
@@ -77,22 +103,20 @@ repacked_weights repack_weights(model_weights & w, const kernels::kernel_table &
     if (!out.bytes) return {};
     // Weight by weight, so that beside the copy the file's pages of one weight at most are resident; its 16-row
     // groups cut between the threads (the copy's pages are first touched and the file's pages read here: one
-    // thread took 0.7-1.6 s for a 1.5B Q4_K_M model on the EPYC).
+    // thread took 0.7-1.6 s for a 1.5B Q4_K_M model on the EPYC). Every weight's copy starts on a cache line
+    // (16 rows of either layout are a whole number of them).
     uint8_t * dst = out.bytes.get();
-    for (weight * v : todo) {
-        const int64_t nb = v->n_cols / quant::qk_k;
-        const size_t row_bytes = quant::q4_k_x16_row_bytes(v->n_cols);
-        in_parallel(v->n_rows / quant::k_x16_rows, [&](int64_t g0, int64_t g1) {
-            for (int64_t g = g0; g < g1; ++g) {
-                const size_t row = size_t(g) * quant::k_x16_rows;
-                quant::q4_k_x16_pack(v->data + row * v->row_bytes, v->row_bytes, nb, reinterpret_cast<quant::block_q4_k_x16 *>(dst + row * row_bytes));
-            }
+    for (const job & j : todo) {
+        weight & v = *j.v;
+        in_parallel(v.n_rows / quant::k_x16_rows, [&](int64_t g0, int64_t g1) {
+            for (int64_t g = g0; g < g1; ++g) repack_group(v, j.layout, g, dst);
         });
-        release_pages(v->data, size_t(v->n_rows) * v->row_bytes);
-        v->data = dst;
-        v->row_bytes = row_bytes;
-        v->layout = kernels::weight_layout::q4_k_x16;
-        dst += size_t(v->n_rows) * row_bytes;
+        release_pages(v.data, size_t(v.n_rows) * v.row_bytes);
+        const size_t row_bytes = repacked_row_bytes(v, j.layout);
+        v.data = dst;
+        v.row_bytes = row_bytes;
+        v.layout = j.layout;
+        dst += size_t(v.n_rows) * row_bytes;
     }
     return out;
 }

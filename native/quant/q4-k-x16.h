@@ -5,13 +5,12 @@
 #pragma once
 
 #include "quant/q4-k.h"
+#include "quant/x16.h"
 
 #include <cstddef>
 #include <cstdint>
 
 namespace tmill::quant {
-
-constexpr int k_x16_rows = 16;
 
 struct block_q4_k_x16 {
     uint16_t d[k_x16_rows];      // F16 scales of the 16 rows

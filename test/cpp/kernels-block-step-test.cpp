@@ -18,6 +18,7 @@
 #include "kernels/matmul.h"
 #include "quant/fp16.h"
 #include "quant/q8-0.h"
+#include "quant/q8-0-x16.h"
 #include "quant/quant.h"
 
 #include <cpuid.h>
@@ -32,6 +33,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace tmill;
@@ -380,22 +382,33 @@ void real_load_tile_config(const tile_config & c) { __asm__ volatile("ldtilecfg 
 TM_TEST("kernels: an AMX call leaves the thread's tile configuration as it found it") {
     const tile_config foreign = config_of({{0, 16, 64}, {1, 16, 64}, {2, 16, 64}, {3, 16, 64}, {4, 16, 64}, {5, 16, 64}, {6, 16, 64}, {7, 16, 64}});
     std::mt19937 rng(29);
-    const int64_t nb = 3, n_in = nb * 32, n_out = 40;
+    const int64_t nb = 4, n_in = nb * 32, n_out = 40;
     const size_t row = size_t(nb) * sizeof(quant::block_q8_0);
     const std::vector<quant::block_q8_0> w = raw_blocks(size_t(n_out * nb), true, rng);
     const std::vector<quant::block_q8_0> x = raw_blocks(size_t(33 * nb), false, rng);
+    std::vector<uint8_t> packed(row * 32);
+    for (int64_t g = 0; g < 32; g += 16)
+        quant::q8_0_x16_pack(reinterpret_cast<const uint8_t *>(w.data()) + size_t(g) * row, row, nb,
+                             reinterpret_cast<quant::block_q8_0_x16 *>(packed.data() + size_t(g) * row));
     const std::vector<const tm_test::kernel_level *> levels = amx_levels();
     CHECK(!levels.empty() || level_named("avx2") == nullptr);
     for (const tm_test::kernel_level * l : levels) {
         auto in_force = l->emulated ? amx_emulated::tile_config_in_force : real_tile_config;
         auto load = l->emulated ? amx_emulated::load_tile_config : real_load_tile_config;
-        for (int64_t n_tok : {k_amx_min_tokens, int64_t(33)}) {
+        for (int64_t n_tok : {int64_t(1), k_amx_min_tokens, int64_t(33)}) {
+            // Decode takes the tiles only on the repacked layout (its first 32 rows).
+            const bool x16 = n_tok < k_amx_min_tokens;
+            const int64_t rows = x16 ? 32 : n_out;
+            auto call = [&](float * y) {
+                if (x16) l->table.matmul_q8_0_x16(packed.data(), row, x.data(), row, n_tok, n_in, 0, rows, y, n_out);
+                else l->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, rows, y, n_out);
+            };
             std::vector<float> alone(size_t(n_tok * n_out)), beside(alone.size());
             CHECK_EQ(int(in_force().palette_id), 0);
-            l->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, alone.data(), n_out);
+            call(alone.data());
             CHECK_EQ(int(in_force().palette_id), 0);
             load(foreign);
-            l->table.matmul_q8_0(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, beside.data(), n_out);
+            call(beside.data());
             const tile_config after = in_force();
             CHECK_EQ(std::memcmp(&after, &foreign, sizeof foreign), 0);
             CHECK_EQ(std::memcmp(alone.data(), beside.data(), alone.size() * sizeof(float)), 0);
@@ -406,9 +419,10 @@ TM_TEST("kernels: an AMX call leaves the thread's tile configuration as it found
 
 // The dispatch rule: a batch of k_amx_min_tokens tokens or more takes the tiles, one TDPBSSD per block for each
 // group of up to 16 rows and 16 tokens (a last group of fewer tokens included); fewer tokens (decode) take
-// the AVX-512 kernel of the same numerics, no tile at all; and the AMX level is the machine's level exactly
+// the AVX-512 kernel of the same numerics, no tile at all — except on Q8_0 repacked at load, which takes the
+// tiles for every token count; and the AMX level is the machine's level exactly
 // where the CPU and the OS grant AMX, its other entries the AVX-512 level's.
-TM_TEST("kernels: AMX takes batches of 16 tokens and more, and is chosen only where granted") {
+TM_TEST("kernels: AMX takes batches of 16 tokens and more (repacked Q8_0: every batch), and is chosen only where granted") {
     CHECK_EQ(k_amx_min_tokens, int64_t(16));
     const tm_test::kernel_level * emulated = level_named("avx512+amx-emulated");
     CHECK(emulated != nullptr || level_named("avx2") == nullptr);
@@ -431,6 +445,20 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and more, and is chosen only wh
         CHECK_EQ(products(33, 0, 20), uint64_t(3 * 2 * nb));  // 16 + 16 + 1 tokens x 16 + 4 rows
         CHECK_EQ(products(16, 3, 70), uint64_t(5 * nb));      // 67 rows: four 16-row groups and 3
         CHECK_EQ(products(16, 5, 5), uint64_t(0));            // no rows
+        // Q8_0 repacked at load: every token count on the tiles, decode included.
+        std::vector<uint8_t> packed(row * 64);
+        for (int64_t g = 0; g < 64; g += 16)
+            quant::q8_0_x16_pack(reinterpret_cast<const uint8_t *>(w.data()) + size_t(g) * row, row, nb,
+                                 reinterpret_cast<quant::block_q8_0_x16 *>(packed.data() + size_t(g) * row));
+        auto x16_products = [&](int64_t n_tok, int64_t r0, int64_t r1) {
+            const uint64_t before = amx_emulated::tile_products();
+            emulated->table.matmul_q8_0_x16(packed.data(), row, x.data(), row, n_tok, n_in, r0, r1, y.data(), 70);
+            return amx_emulated::tile_products() - before;
+        };
+        CHECK_EQ(x16_products(1, 0, 64), uint64_t(4 * nb));
+        CHECK_EQ(x16_products(15, 16, 48), uint64_t(2 * nb));
+        CHECK_EQ(x16_products(33, 0, 16), uint64_t(3 * nb));
+        CHECK(emulated->table.q8_0_x16);
     }
     const cpu_features & f = cpu_features_get();
     CHECK_EQ(std::string(kernels_get().isa) == "avx512+amx", f.amx);
@@ -441,6 +469,8 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and more, and is chosen only wh
         CHECK(t.matmul_q8_0 == &amx::matmul_q8_0);
         CHECK(t.matmul_q4_0 == &amx::matmul_q4_0);
         CHECK(t.matmul_iq4_nl == &amx::matmul_iq4_nl);
+        CHECK(t.matmul_q8_0_x16 == &amx::matmul_q8_0_x16);
+        CHECK(t.q8_0_x16 && !simd.q8_0_x16);
         CHECK(t.matmul_q4_1 == simd.matmul_q4_1);
         CHECK(t.matmul_q4_k == simd.matmul_q4_k);
         CHECK(t.matmul_f16 == simd.matmul_f16);
@@ -537,4 +567,88 @@ TM_TEST("kernels: the real AMX level equals the emulated one bit for bit") {
     std::mt19937 rng(29);
     const int64_t nb = 33, n_out = 71, n_tok = 53;
     for (ggml_type type : amx_types) CHECK(same_bits(real->table, emulated->table, type, n_out, nb, n_tok, rng));
+}
+
+// Q8_0 repacked 16 rows at a time at load for the AMX tiles (quant/q8-0-x16.h): the repacking gives the file's
+// blocks back bit for bit, and every table's matmul_q8_0_x16 — the tiles on the AMX levels (real where the CPU
+// has them, emulated on every machine with AVX2), the scalar reference elsewhere — gives the block-step
+// reference's bits on the GGUF rows for every token count (decode included: the tiles take every count on this
+// layout, one TDPBSSD per block, 16 rows and up to 16 tokens), every range of whole groups, one and many block
+// pairs, weights at the int8 extremes and ending at an inaccessible page; through matmul_prepared_many on 1-3
+// threads the repacked weight equals the GGUF one; a repacked weight of partial groups or block pairs is refused.
+TM_TEST("kernels: Q8_0 rows repacked for the AMX tiles give the GGUF rows' block-step bits") {
+    std::mt19937 rng(808);
+    const int64_t max_tok = 97;
+    struct shape { int64_t n_out, nb, r0, r1; };
+    int64_t compared = 0;
+    for (const shape & s : {shape{16, 2, 0, 16}, shape{48, 4, 16, 48}, shape{80, 66, 0, 80}, shape{64, 6, 32, 48}}) {
+        const int64_t n_in = s.nb * quant::qk8_0;
+        const size_t row = size_t(s.nb) * sizeof(quant::block_q8_0);
+        const std::vector<quant::block_q8_0> w = raw_blocks(size_t(s.n_out * s.nb), true, rng);
+        const std::vector<quant::block_q8_0> x = raw_blocks(size_t(max_tok * s.nb), false, rng);
+        guarded_bytes packed(row * size_t(s.n_out));
+        for (int64_t g = 0; g < s.n_out; g += quant::k_x16_rows)
+            quant::q8_0_x16_pack(reinterpret_cast<const uint8_t *>(w.data()) + size_t(g) * row, row, s.nb,
+                                 reinterpret_cast<quant::block_q8_0_x16 *>(packed.data() + size_t(g) * row));
+        int back = 0;
+        for (int64_t r = 0; r < s.n_out; ++r)
+            for (int64_t b = 0; b < s.nb; ++b) {
+                const auto * g = reinterpret_cast<const quant::block_q8_0_x16 *>(packed.data() + size_t(r / 16 * 16) * row);
+                const quant::block_q8_0 blk = quant::q8_0_x16_row_block(g, b, int(r % 16));
+                back += std::memcmp(&blk, &w[size_t(r * s.nb + b)], sizeof blk) != 0;
+            }
+        CHECK_EQ(back, 0);
+        std::vector<float> want(size_t(max_tok * s.n_out));
+        for (int64_t t = 0; t < max_tok; ++t)
+            block_step_ref::matmul_q8_0(w.data(), row, x.data() + t * s.nb, row, 1, n_in, 0, s.n_out, want.data() + t * s.n_out, s.n_out);
+        std::vector<std::pair<const char *, matmul_rows_kernel *>> kernels = {{"reference", block_step_ref::matmul_q8_0_x16}};
+        for (const tm_test::kernel_level & l : tm_test::kernel_levels()) kernels.push_back({l.name, l.table.matmul_q8_0_x16});
+        for (const auto & [name, kernel] : kernels) {
+            int bad = 0;
+            for (int64_t n_tok = 1; n_tok <= max_tok; n_tok += n_tok < 40 ? 1 : 57) {
+                guarded_bytes xg(row * size_t(n_tok));
+                std::memcpy(xg.data(), x.data(), row * size_t(n_tok));
+                std::vector<float> y(size_t(n_tok * s.n_out), NAN);
+                kernel(packed.data(), row, xg.data(), row, n_tok, n_in, s.r0, s.r1, y.data(), s.n_out);
+                for (int64_t t = 0; t < n_tok; ++t)
+                    for (int64_t r = 0; r < s.n_out; ++r) {
+                        const float got = y[size_t(t * s.n_out + r)];
+                        bad += r >= s.r0 && r < s.r1 ? std::memcmp(&got, &want[size_t(t * s.n_out + r)], 4) != 0 : !std::isnan(got);
+                    }
+            }
+            if (bad) std::fprintf(stderr, "    %s, %lld rows [%lld, %lld), %lld blocks: %d outputs differ from the reference\n", name,
+                                  (long long)s.n_out, (long long)s.r0, (long long)s.r1, (long long)s.nb, bad);
+            CHECK_EQ(bad, 0);
+            ++compared;
+        }
+    }
+    CHECK(compared >= 4);
+    if (!level_named("avx512+amx") && !level_named("avx512+amx-emulated"))
+        std::printf("  (no AMX level here, real or emulated: only the scalar reference of the layout ran)\n");
+
+    const int64_t nb = 12, n_in = nb * 32, n_out = 96;
+    const size_t row = size_t(nb) * sizeof(quant::block_q8_0);
+    const std::vector<quant::block_q8_0> w = raw_blocks(size_t(n_out * nb), true, rng);
+    std::vector<uint8_t> packed(row * size_t(n_out));
+    for (int64_t g = 0; g < n_out; g += quant::k_x16_rows)
+        quant::q8_0_x16_pack(reinterpret_cast<const uint8_t *>(w.data()) + size_t(g) * row, row, nb,
+                             reinterpret_cast<quant::block_q8_0_x16 *>(packed.data() + size_t(g) * row));
+    thread_pool pool1(1), pool2(2), pool3(3);
+    for (const tm_test::kernel_level * l : amx_levels())
+        for (thread_pool * pool : {&pool1, &pool2, &pool3})
+            for (int64_t n_tok : {1, 3, 16, 45}) {
+                const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
+                std::vector<float> y_gguf(size_t(n_out * n_tok)), y_x16(y_gguf.size());
+                const matmul_part gguf{ggml_type::q8_0, w.data(), n_out, y_gguf.data()};
+                const matmul_part x16{ggml_type::q8_0, packed.data(), n_out, y_x16.data(), weight_layout::q8_0_x16};
+                matmul_prepared_many(*pool, l->table, &gguf, 1, n_in, x.data(), n_tok);
+                matmul_prepared_many(*pool, l->table, &x16, 1, n_in, x.data(), n_tok);
+                CHECK(std::memcmp(y_gguf.data(), y_x16.data(), y_gguf.size() * sizeof(float)) == 0);
+            }
+    std::vector<float> y(static_cast<size_t>(n_out));
+    const quant::block_q8_0 x0[nb] = {};
+    const matmul_part partial_rows{ggml_type::q8_0, packed.data(), n_out - 8, y.data(), weight_layout::q8_0_x16};
+    CHECK_THROWS_CODE(matmul_prepared_many(pool2, kernels_get(), &partial_rows, 1, n_in, x0, 1), invalid_argument);
+    const matmul_part odd_blocks{ggml_type::q8_0, packed.data(), 16, y.data(), weight_layout::q8_0_x16};
+    CHECK_THROWS_CODE(matmul_prepared_many(pool2, kernels_get(), &odd_blocks, 1, 3 * 32, x0, 1), invalid_argument);
 }

@@ -27,7 +27,7 @@ afterEach(() => {
 test('the estimate adds the tensor bytes, the KV blocks the engine allocates and its buffers', async () => {
   const kvBytesPerToken = 2 * 3 * 2 * 32 * 2;   // K and V × layers × kv heads × head dim × F16
   const e = estimateMemory(model.info, { kvCacheMemory: 100 * 16 * kvBytesPerToken + 5, maxNumSeqs: 4, maxModelLen: 512 });
-  // A Q8_0 model's weights stay as mapped from the file: the tensor bytes.
+  // A Q8_0 model's weights take the tensor bytes, mapped from the file or (avx512+amx) repacked at the same size.
   expect(model.info.weightBytes).toBe(model.info.tensors.reduce((s, t) => s + t.bytes, 0));
   expect(e.weights).toBe(model.info.weightBytes);
   expect(e.kvBytesPerToken).toBe(kvBytesPerToken);
@@ -98,6 +98,35 @@ test('Q4_K weights are repacked at load when they fit the memory limit, mapped w
     const a = await repacked.evaluate(tokens, { threads: 2 });
     const b = await mapped.evaluate(tokens, { threads: 2 });
     expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))).toBe(true);
+  } finally {
+    repacked.dispose();
+    mapped.dispose();
+  }
+});
+
+// On avx512+amx the Q8_0 matrices are copied into the tiles' layout at load (docs/kernels.md, "The AMX path"), at
+// their file size; the other levels keep the file's rows. Repacked or mapped, the logits are the same bits (the
+// tiles and the avx512 kernels compute one numeric), for decode and for a batch that takes the tiles.
+test('Q8_0 weights are repacked for the AMX tiles at load, at the same size and with the same logits', async () => {
+  const file = path.join(dir, 'q8.gguf');
+  await writeSynthModel(file, { arch: 'llama', type: 'Q8_0', nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512, nLayer: 2, nCtx: 256, seed: 6 });
+  const repacked = await Model.load(file);
+  const tensorBytes = repacked.info.tensors.reduce((s, t) => s + t.bytes, 0);
+  process.env.TOKENMILL_MEMORY_LIMIT = String(tensorBytes - 1);   // nothing fits: the file's mapping stays
+  const mapped = await Model.load(file);
+  try {
+    const q8 = repacked.info.tensors
+      .filter((t) => t.type === 'q8_0' && t.name !== 'token_embd.weight' && t.shape[0]! % 64 === 0 && t.shape[1]! % 16 === 0)
+      .reduce((s, t) => s + t.bytes, 0);
+    expect(q8).toBeGreaterThan(0);
+    expect(repacked.info.repackedBytes).toBe(kernelLevel() === 'avx512+amx' ? q8 : 0);
+    expect(repacked.info.weightBytes).toBe(tensorBytes);
+    expect(mapped.info.repackedBytes).toBe(0);
+    for (const tokens of [[7], Array.from({ length: 37 }, (_, i) => (i * 13 + 5) % 250)]) {
+      const a = await repacked.evaluate(tokens, { threads: 2 });
+      const b = await mapped.evaluate(tokens, { threads: 2 });
+      expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))).toBe(true);
+    }
   } finally {
     repacked.dispose();
     mapped.dispose();

@@ -23,6 +23,7 @@ namespace amx {
 matmul_rows_kernel matmul_q8_0;
 matmul_rows_kernel matmul_q4_0;
 matmul_rows_kernel matmul_iq4_nl;
+matmul_rows_kernel matmul_q8_0_x16;   // Q8_0 repacked at load (quant/q8-0-x16.h), every token count on tiles
 // Sets the entries the AMX level replaces; the rest of t stays as filled before (the AVX-512 level's).
 void fill(kernel_table & t);
 } // namespace amx
@@ -33,6 +34,7 @@ namespace amx_emulated {
 matmul_rows_kernel matmul_q8_0;
 matmul_rows_kernel matmul_q4_0;
 matmul_rows_kernel matmul_iq4_nl;
+matmul_rows_kernel matmul_q8_0_x16;
 void fill(kernel_table & t);
 // The emulator's state on the calling thread, for the tests: the tile configuration in force (STTILECFG's
 // answer; a call must leave it as it found it), a configuration loaded as other code on the thread would load

@@ -1,18 +1,20 @@
-// AMX int8 matmul rows for the 32-block weights against Q8_0 activations — Q8_0, Q4_0 and IQ4_NL — for every
-// token count, decode included (docs/kernels.md, "The AMX path"). Compiled twice: TM_KERNELS_AMX (the
-// instructions, -mamx-tile -mamx-int8 and the AVX-512 flags) and TM_KERNELS_AMX_EMULATED (the C++ tests: the
-// scalar tile emulator and SIMDe's AVX-512).
+// AMX int8 matmul rows for the 32-block weights against Q8_0 activations — Q8_0 (in the GGUF rows or repacked
+// at load, quant/q8-0-x16.h), Q4_0 and IQ4_NL (docs/kernels.md, "The AMX path"). Compiled twice:
+// TM_KERNELS_AMX (the instructions, -mamx-tile -mamx-int8 and the AVX-512 flags) and TM_KERNELS_AMX_EMULATED
+// (the C++ tests: the scalar tile emulator and SIMDe's AVX-512).
 //
 // NOTE(amx-blocks): the numerics are kernels/block-step/step.h's (the avx512 level's too: the same bits), per
-// (row, token): the exact int32 dot of each 32-block, then acc = fma(d_w * d_x, float(dot), acc) in block order. One TDPBSSD computes those dots for
-// up to 16 rows x 16 tokens of one block: A = m <= 16 weight rows x 32 bytes, for Q8_0 read in place from
-// the GGUF rows (row stride = the row's bytes, the base past the block's F16 scale), for Q4_0 and IQ4_NL the
-// block's rows decoded to int8 on the stack (the decoders of kernels/simd/int8-weights.h); B = the block of
-// n <= 16 tokens in VNNI layout (8 rows of 4 n bytes: row k holds bytes 4k..4k+3 of every token), repacked
-// once per 16 tokens per call by kernels/block-step/vnni-pack.h (the AVX-512 prompt tile's layout too); C =
-// m x n int32 block dots, stored and folded with the step above, lane by lane, into per-row accumulators of 16 tokens (one zmm), or for one token into one zmm of 16 rows. Every
-// token count and row range takes the tiles (fewer rows or tokens: a smaller tile shape), so a row's result
-// never depends on its batch or range.
+// (row, token): the exact int32 dot of each 32-block, then acc = fma(d_w * d_x, float(dot), acc) in block
+// order. One TDPBSSD computes those dots for n <= 16 tokens x 16 rows of one block: A = the block of the n
+// tokens, a row of 32 bytes each (packed per call from the activations, 64-byte aligned); B = the block of 16
+// weight rows in VNNI layout (8 rows of 64 bytes, row k holding bytes 4k..4k+3 of every weight row: the layout
+// Q8_0 is repacked into at load, read in place, and that the GGUF rows are converted into per pass); C = n
+// rows of 16 int32 block dots, one token's 16 weight rows per C row. C is stored and folded with the step
+// above, a zmm of 16 rows per token, into n accumulators that stay in registers over the whole row: the fold
+// costs one fma per token and block, so a single token (decode) takes the tiles as cheaply as 16. Every
+// token count and row range takes the same products (fewer tokens: a tile of fewer rows; a last group of
+// fewer than 16 weight rows: zero weights in the lanes that are never stored), so a row's result never depends
+// on its batch or range.
 #if defined(TM_KERNELS_AMX_EMULATED)
 #include "kernels/simd/emulated-avx512.h"
 #define TM_AMX_LEVEL amx_emulated
@@ -31,11 +33,15 @@
 #include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
 #include "quant/q8-0.h"
+#include "quant/q8-0-x16.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <type_traits>
+#include <utility>
 
 // Compiled with -mfma: GCC would contract a multiply and an add into an FMA of its own choosing even through
 // the vector intrinsics (it did: a separate multiply and add in the fold below passed the bitwise tests until
@@ -47,27 +53,29 @@ namespace tmill::kernels::TM_AMX_LEVEL {
 namespace {
 
 using namespace avx512_vnni;
+using quant::block_q8_0_x16;
 
-constexpr int k_quads = k_pack_quads;     // rows of a B tile: the block's 4-byte groups
 constexpr int k_tok = int(k_amx_tile_tokens);
 constexpr int k_rows = int(k_amx_tile_rows);
-static_assert(k_tok == k_pack_tokens, "a B tile holds one packed group of tokens");
+constexpr int k_quads = quant::k_q8_0_x16_quads;   // rows of a B tile: the block's 4-byte groups
+constexpr int k_pair = quant::k_q8_0_x16_blocks;
+static_assert(k_rows == quant::k_x16_rows && k_quads * 4 == quant::qk8_0, "a B tile is one block of a 16-row group");
 
-// tmm0/tmm1 B (8 rows x 4 n bytes) and tmm2/tmm3 A (m rows x 32 bytes), alternating by block; tmm4..tmm7 C
-// (m rows x 4 n bytes), rotating by block (row_group's pipeline).
-void configure_tiles(int m, int n) {
+// tmm0/tmm1 A (n rows x 32 bytes) and tmm2/tmm3 B (8 rows x 64 bytes), alternating by block; tmm4..tmm7 C
+// (n rows x 64 bytes), rotating by block (row_group's pipeline).
+void configure_tiles(int n) {
     tile_config cfg;
     std::memset(&cfg, 0, sizeof cfg);
     cfg.palette_id = 1;
     for (int i = 0; i < 2; ++i) {
-        cfg.rows[i] = k_quads;
-        cfg.colsb[i] = uint16_t(4 * n);
-        cfg.rows[2 + i] = uint8_t(m);
-        cfg.colsb[2 + i] = quant::qk8_0;
+        cfg.rows[i] = uint8_t(n);
+        cfg.colsb[i] = quant::qk8_0;
+        cfg.rows[2 + i] = k_quads;
+        cfg.colsb[2 + i] = 4 * k_rows;
     }
     for (int i = 4; i < 8; ++i) {
-        cfg.rows[i] = uint8_t(m);
-        cfg.colsb[i] = uint16_t(4 * n);
+        cfg.rows[i] = uint8_t(n);
+        cfg.colsb[i] = 4 * k_rows;
     }
     TM_TILE_LOADCONFIG(&cfg);
 }
@@ -81,62 +89,88 @@ void load_config(const tile_config & c) {
         TM_TILE_LOADCONFIG(&c);
 }
 
-// A row group's weights as the tiles read them: per block, the m rows' 32 int8 weights side by side (one
-// contiguous, 64-byte aligned A tile of stride 32: the GGUF rows, 34-byte Q8_0 blocks, put half of a tile's
-// rows across two cache lines, and split loads tripled the tile loads' cost) and their 16 F32 scales (zero past
-// m). Written once per row group and pass over the tokens (k_group_block bytes per block), for every format.
-constexpr size_t k_group_quads = size_t(k_rows) * quant::qk8_0;                  // 512
-constexpr size_t k_group_block = k_group_quads + sizeof(float) * k_rows;         // + 64
+// The activations as the A tiles read them: per block, the tokens' 32 bytes one after another (a 512-byte tile
+// of stride 32), then their 16 F32 scales; 64-byte aligned (a Q8_0 row's 34-byte blocks would put half of the
+// tile's rows across two cache lines, and split loads tripled the tile loads' cost).
+constexpr size_t k_act_quads = size_t(k_tok) * quant::qk8_0;                  // 512
+constexpr size_t k_act_block = k_act_quads + sizeof(float) * k_tok;          // + 64
 
-// Rows w .. w + m - 1 (stride wb), nb blocks each, into group (nb * k_group_block bytes): Q8_0 copied, Q4_0 and
-// IQ4_NL decoded as the SIMD levels decode them (int8_weights).
-template <typename Block>
-void prepare_group(const char * w, size_t wb, int m, int64_t nb, uint8_t * group) {
+// NOTE(amx-noipa): the buffers the tiles read are filled by functions GCC must not analyse across calls. Built
+// at -O1 or -O2 (this build is -O3), GCC 12 deleted every call of the activation packing below as dead: from its
+// interprocedural summary (stores through `pack` only) it found no reader of those stores, which are read by
+// the tile loads' asm statements inside row_group, reached through row_group_for — and the tiles multiplied
+// stale activations. noipa keeps such a call opaque (once per token group and pass: nothing to inline).
+
+// Tokens x .. x + n - 1 (row stride xb), nb blocks each, into pack (nb * k_act_block bytes); the rows and
+// scales past n are never read. Opaque to GCC's interprocedural analysis: NOTE(amx-noipa).
+__attribute__((noipa)) void pack_activations(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
     for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * g = group + size_t(b) * k_group_block;
-        float * dw = reinterpret_cast<float *>(g + k_group_quads);
-        for (int r = 0; r < k_rows; ++r) {
-            if (r < m) {
-                const Block & blk = reinterpret_cast<const Block *>(w + size_t(r) * wb)[b];
-                _mm256_store_si256(reinterpret_cast<__m256i *>(g + size_t(r) * quant::qk8_0), int8_weights<Block>::values(blk));
-                dw[r] = _cvtsh_ss(blk.d);
-            } else {
-                dw[r] = 0.0f;
-            }
+        uint8_t * dst = pack + size_t(b) * k_act_block;
+        float * dx = reinterpret_cast<float *>(dst + k_act_quads);
+        for (int t = 0; t < n; ++t) {
+            const quant::block_q8_0 & blk = reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb)[b];
+            _mm256_store_si256(reinterpret_cast<__m256i *>(dst + size_t(t) * quant::qk8_0),
+                               _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qs)));
+            dx[t] = _cvtsh_ss(blk.d);
         }
     }
 }
 
-// Block B's dots of the group's m rows and n tokens into the zeroed C tile TC, through B tile TB and A tile TA.
-#define TM_AMX_PRODUCT(B, TB, TA, TC)                                                      \
-    do {                                                                                   \
-        TM_TILE_LOADD(TB, pack + size_t(B) * k_pack_block, 4 * k_tok);                     \
-        TM_TILE_LOADD(TA, group + size_t(B) * k_group_block, quant::qk8_0);                \
-        TM_TILE_ZERO(TC);                                                                  \
-        TM_TILE_DPBSSD(TC, TA, TB);                                                        \
+// Rows w .. w + m - 1 (stride wb), nb blocks each, as the repacked layout (quant/q8-0-x16.h) into group
+// ((nb + 1) / 2 block pairs): the weights decoded to int8 as the SIMD levels decode them (int8_weights), the 16
+// x 8 quads transposed as the tokens of kernels/block-step/vnni-pack.h; rows past m zero (weights and scales).
+// Opaque to GCC's interprocedural analysis: NOTE(amx-noipa).
+template <typename Block>
+__attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int64_t nb, block_q8_0_x16 * group) {
+    for (int64_t b = 0; b < nb; ++b) {
+        block_q8_0_x16 & pair = group[b / k_pair];
+        const int h = int(b % k_pair);
+        __m256i q[k_rows];
+        for (int r = 0; r < k_rows; ++r) {
+            if (r < m) {
+                const Block & blk = reinterpret_cast<const Block *>(w + size_t(r) * wb)[b];
+                q[r] = int8_weights<Block>::values(blk);
+                pair.d[h][r] = blk.d;
+            } else {
+                q[r] = _mm256_setzero_si256();
+                pair.d[h][r] = 0;
+            }
+        }
+        store_quads(q, reinterpret_cast<uint8_t *>(pair.qs[h]));
+    }
+}
+
+// Block B's dots of the n packed tokens and the group's 16 rows into the zeroed C tile TC, through A tile TA and
+// B tile TB.
+#define TM_AMX_PRODUCT(B, TA, TB, TC)                                                                  \
+    do {                                                                                               \
+        TM_TILE_LOADD(TA, pack + size_t(B) * k_act_block, quant::qk8_0);                               \
+        TM_TILE_LOADD(TB, group[(B) / k_pair].qs[(B) % k_pair], 4 * k_rows);                           \
+        TM_TILE_ZERO(TC);                                                                              \
+        TM_TILE_DPBSSD(TC, TA, TB);                                                                    \
     } while (0)
 
-// Block B's dots (stored in dots[D]) folded into the 16 rows' accumulators, 16 tokens a zmm: the step of
-// kernels/block-step/step.h lane by lane, acc = fma(d_w * d_x (rounded), float(dot), acc). Rows past m and
-// tokens past n compute with scale 0 (dw and the pack's scales are zero there) and are never stored.
-#define TM_AMX_FOLD(B, D)                                                                               \
-    do {                                                                                                \
-        const __m512 dx = _mm512_load_ps(reinterpret_cast<const float *>(pack + size_t(B) * k_pack_block + k_pack_quad_bytes)); \
-        const float * dwb = reinterpret_cast<const float *>(group + size_t(B) * k_group_block + k_group_quads); \
-        _Pragma("GCC unroll 16") for (int r = 0; r < k_rows; ++r) {                                     \
-            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dwb[r]), dx);                             \
-            acc[r] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[D][r])), acc[r]); \
-        }                                                                                               \
+// Block B's dots (stored in dots[D]) folded into the N tokens' accumulators, 16 rows a zmm: the step of
+// kernels/block-step/step.h lane by lane, acc = fma(d_w * d_x (rounded), float(dot), acc). Lanes of rows past
+// m compute with scale 0 (their weights and scales are zero) and are never stored.
+#define TM_AMX_FOLD(B, D)                                                                                        \
+    do {                                                                                                         \
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(group[(B) / k_pair].d[(B) % k_pair]))); \
+        const float * dx = reinterpret_cast<const float *>(pack + size_t(B) * k_act_block + k_act_quads);      \
+        _Pragma("GCC unroll 16") for (int t = 0; t < N; ++t) {                                                   \
+            const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[t]));                                       \
+            acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[D][t])), acc[t]);          \
+        }                                                                                                        \
     } while (0)
 
 // Iteration b of row_group's pipeline, b % 4 = I: block b + 3's product into C tile 4 + (b + 3) % 4, block
 // b + 2's C tile stored into dots[(b + 2) % 4], block b's dots (stored two iterations earlier) folded.
-#define TM_AMX_STEP(I, TB, TA, TC_NEXT, TC_STORE)                                     \
+#define TM_AMX_STEP(I, TA, TB, TC_NEXT, TC_STORE)                                     \
     do {                                                                              \
         const int64_t bi = b + (I);                                                   \
         if (bi >= nb) break;                                                          \
-        if (bi + 3 < nb) TM_AMX_PRODUCT(bi + 3, TB, TA, TC_NEXT);                     \
-        if (bi + 2 < nb) TM_TILE_STORED(TC_STORE, dots[((I) + 2) % 4], 4 * k_tok);    \
+        if (bi + 3 < nb) TM_AMX_PRODUCT(bi + 3, TA, TB, TC_NEXT);                     \
+        if (bi + 2 < nb) TM_TILE_STORED(TC_STORE, dots[((I) + 2) % 4], 4 * k_rows);   \
         TM_AMX_FOLD(bi, (I));                                                         \
     } while (0)
 
@@ -145,33 +179,30 @@ void prepare_group(const char * w, size_t wb, int m, int64_t nb, uint8_t * group
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// One group of m <= 16 rows (prepared in group) x the n <= 16 packed tokens of pack, every block:
-// y[t * ldy + r]. Tiles configured by the caller for (m, n). The accumulators stay in registers over the whole
-// row. The tile unit works ahead of the fold: while block b is folded, block b + 2's C tile is being stored and
-// block b + 3's product computed (four C tiles in rotation), so the fold never waits on a product or its store.
-void row_group(const uint8_t * group, int m, int64_t nb, const uint8_t * pack, int n, float * y, int64_t ldy) {
-    __m512 acc[k_rows];
+// One group of 16 weight rows (group: its block pairs, nb blocks) x the N packed tokens of pack, every block:
+// y[t * ldy + r] for the first m rows. Tiles configured by the caller for N tokens. The tile unit works ahead
+// of the fold: while block b is folded, block b + 2's C tile is being stored and block b + 3's product
+// computed (four C tiles in rotation), so the fold never waits on a product or its store.
+template <int N>
+void row_group(const block_q8_0_x16 * group, int64_t nb, const uint8_t * pack, float * y, int64_t ldy, int m) {
+    __m512 acc[N];
 #pragma GCC unroll 16
-    for (int r = 0; r < k_rows; ++r) acc[r] = _mm512_setzero_ps();
-    alignas(64) int32_t dots[4][k_rows][k_tok];
+    for (int t = 0; t < N; ++t) acc[t] = _mm512_setzero_ps();
+    alignas(64) int32_t dots[4][N][k_rows];
     TM_AMX_PRODUCT(0, 0, 2, 4);
     if (nb > 1) TM_AMX_PRODUCT(1, 1, 3, 5);
     if (nb > 2) TM_AMX_PRODUCT(2, 0, 2, 6);
-    TM_TILE_STORED(4, dots[0], 4 * k_tok);
-    if (nb > 1) TM_TILE_STORED(5, dots[1], 4 * k_tok);
+    TM_TILE_STORED(4, dots[0], 4 * k_rows);
+    if (nb > 1) TM_TILE_STORED(5, dots[1], 4 * k_rows);
     for (int64_t b = 0; b < nb; b += 4) {
         TM_AMX_STEP(0, 1, 3, 7, 6);
         TM_AMX_STEP(1, 0, 2, 4, 7);
         TM_AMX_STEP(2, 1, 3, 5, 4);
         TM_AMX_STEP(3, 0, 2, 6, 5);
     }
-    // Every accumulator stored by a constant index (a loop to m would make the array addressable: GCC then kept
-    // it on the stack, a load and a store around every fma).
-    alignas(64) float out[k_rows][k_tok];
+    const __mmask16 rows = __mmask16((1u << m) - 1);
 #pragma GCC unroll 16
-    for (int r = 0; r < k_rows; ++r) _mm512_store_ps(out[r], acc[r]);
-    for (int r = 0; r < m; ++r)
-        for (int t = 0; t < n; ++t) y[t * ldy + r] = out[r][t];
+    for (int t = 0; t < N; ++t) _mm512_mask_storeu_ps(y + t * ldy, rows, acc[t]);
 }
 
 #pragma GCC diagnostic pop
@@ -180,32 +211,44 @@ void row_group(const uint8_t * group, int m, int64_t nb, const uint8_t * pack, i
 #undef TM_AMX_FOLD
 #undef TM_AMX_PRODUCT
 
-// Packed activations per pass over the rows (row_group's B operand, read from L2).
+using row_group_fn = void (*)(const block_q8_0_x16 *, int64_t, const uint8_t *, float *, int64_t, int);
+
+template <int... N>
+constexpr std::array<row_group_fn, sizeof...(N)> row_groups_of(std::integer_sequence<int, N...>) {
+    return {row_group<N + 1>...};
+}
+// row_group_for[n - 1]: n tokens.
+constexpr std::array<row_group_fn, k_tok> row_group_for = row_groups_of(std::make_integer_sequence<int, k_tok>{});
+
+// Packed activations per pass over the rows (the A operands, read from L2).
 constexpr size_t k_amx_pass_bytes = size_t(1) << 20;
 
-// Rows r0..r1 x every token, 16 rows and 16 tokens at a time; the last group of fewer than 16 rows (or tokens)
-// takes a tile shape of that many. Batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of
-// the same numerics (simd), which reads the weights faster there; the scalar reference (same bits) only when
+// Rows r0..r1 x every token, 16 rows and 16 tokens at a time. Block is the weights' block type, or
+// block_q8_0_x16 for Q8_0 repacked at load (read in place; r0 and r1 - r0 multiples of 16); the other formats
+// are converted to that layout per pass and group (a group's rows are read from memory once per pass), and
+// batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of the same numerics (simd) instead,
+// as the conversion would cost them more than the tiles save. The scalar reference (same bits) runs only when
 // the scratch buffers cannot be allocated.
 template <typename Block>
 void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void * w, size_t wb, const void * x,
           size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
+    constexpr bool in_place = std::is_same_v<Block, block_q8_0_x16>;
     if (n_tok <= 0 || r1 <= r0) return;
-    if (n_tok < k_amx_min_tokens) {
+    if (!in_place && n_tok < k_amx_min_tokens) {
         simd(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
     const int64_t nb = n_in / quant::qk8_0;
     const int64_t groups = (r1 - r0 + k_rows - 1) / k_rows;
     const int64_t token_groups = (n_tok + k_tok - 1) / k_tok;
-    const size_t group_pack = size_t(nb) * k_pack_block;
+    const size_t group_pack = size_t(nb) * k_act_block;
     // Tokens in passes of up to k_amx_pass_bytes of packed activations (from L2), each pass walking every row
-    // group once and its token groups inside, so that a group's rows are read from memory and prepared once per
-    // pass (16 rows of a 2048-wide matrix: 36 KB, from L1 or L2 for each token group).
+    // group once and its token groups inside, so that a group's rows are read from memory (and converted) once
+    // per pass (16 rows of a 2048-wide matrix: 34 KB, from L1 or L2 for each token group).
     const int64_t pass_groups = std::clamp<int64_t>(int64_t(k_amx_pass_bytes / group_pack), 1, token_groups);
     uint8_t * pack = scratch_space<0>(size_t(pass_groups) * group_pack);
-    uint8_t * group = scratch_space<1>(size_t(nb) * k_group_block);
-    if (!pack || !group) {
+    block_q8_0_x16 * converted = in_place ? nullptr : reinterpret_cast<block_q8_0_x16 *>(scratch_space<1>(size_t(nb + 1) / k_pair * sizeof(block_q8_0_x16)));
+    if (!pack || (!in_place && !converted)) {
         reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
@@ -221,22 +264,28 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     // also zeroes every tile).
     tile_config callers;
     TM_TILE_STORECONFIG(&callers);
-    int shape_m = 0, shape_n = 0;
+    int shape_n = 0;
     for (int64_t p0 = 0; p0 < token_groups; p0 += pass_groups) {
         const int64_t p1 = std::min(token_groups, p0 + pass_groups);
         for (int64_t tg = p0; tg < p1; ++tg)
-            pack_tokens<0>(xc + size_t(tg * k_tok) * xb, xb, int(std::min<int64_t>(k_tok, n_tok - tg * k_tok)), nb, pack + size_t(tg - p0) * group_pack);
+            pack_activations(xc + size_t(tg * k_tok) * xb, xb, int(std::min<int64_t>(k_tok, n_tok - tg * k_tok)), nb, pack + size_t(tg - p0) * group_pack);
         for (int64_t g = 0; g < groups; ++g) {
             const int m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
-            prepare_group<Block>(wc + size_t(g * k_rows) * wb, wb, m, nb, group);
+            const char * wg = wc + size_t(g * k_rows) * wb;
+            const block_q8_0_x16 * group;
+            if constexpr (in_place) {
+                group = reinterpret_cast<const block_q8_0_x16 *>(wg);
+            } else {
+                prepare_group<Block>(wg, wb, m, nb, converted);
+                        group = converted;
+            }
             for (int64_t tg = p0; tg < p1; ++tg) {
                 const int n = int(std::min<int64_t>(k_tok, n_tok - tg * k_tok));
-                if (m != shape_m || n != shape_n) {
-                    configure_tiles(m, n);
-                    shape_m = m;
+                if (n != shape_n) {
+                    configure_tiles(n);
                     shape_n = n;
                 }
-                row_group(group, m, nb, pack + size_t(tg - p0) * group_pack, n, y + tg * k_tok * ldy + r0 + g * k_rows, ldy);
+                row_group_for[size_t(n - 1)](group, nb, pack + size_t(tg - p0) * group_pack, y + tg * k_tok * ldy + r0 + g * k_rows, ldy, m);
             }
         }
     }
@@ -255,6 +304,11 @@ void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n
     rows<quant::block_q4_0>(TM_AMX_SIMD_LEVEL::matmul_q4_0, block_step_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
+void matmul_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                     int64_t r1, float * y, int64_t ldy) {
+    rows<block_q8_0_x16>(nullptr, block_step_ref::matmul_q8_0_x16, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
 void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                    int64_t r1, float * y, int64_t ldy) {
     rows<quant::block_iq4_nl>(TM_AMX_SIMD_LEVEL::matmul_iq4_nl, block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
@@ -264,6 +318,8 @@ void fill(kernel_table & t) {
     t.matmul_q8_0 = matmul_q8_0;
     t.matmul_q4_0 = matmul_q4_0;
     t.matmul_iq4_nl = matmul_iq4_nl;
+    t.matmul_q8_0_x16 = matmul_q8_0_x16;
+    t.q8_0_x16 = true;
 }
 
 #if defined(TM_KERNELS_AMX_EMULATED)

@@ -11,4 +11,6 @@ matmul_rows_kernel matmul_q8_0;
 matmul_rows_kernel matmul_q4_0;
 matmul_rows_kernel matmul_iq4_nl;
 matmul_rows_kernel matmul_q5_0;
+// Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h): the AMX level's matmul_q8_0_x16.
+matmul_rows_kernel matmul_q8_0_x16;
 } // namespace tmill::kernels::block_step_ref

@@ -1,12 +1,12 @@
-// The activations of the block-step kernels (kernels/block-step/step.h) repacked for 16-token products: the
-// AMX tiles' B operand (kernels/amx/matmul-q8-0.cpp) and the AVX-512 prompt tile's zmm lanes
-// (kernels/simd/avx512-block-step.h) read the same layout. Per 32-block of 16 tokens: 8 rows of 64 bytes,
-// row k holding bytes 4k..4k+3 of every token (byte e of quad k of token t at 64 k + 4 t + e: the VNNI
-// layout, one int32 lane or tile column per token), XORed with Bias (0 for TDPBSSD's signed bytes, 0x80 for
-// vpdpbusd's unsigned x + 128), then the 16 activation scales as F32 (zero past the group's tokens). For the
-// AVX-512 levels' translation units only (tm_kernels_avx512, tm_kernels_amx and their emulated builds), in a
-// namespace that says so (test/native/isa-isolation.test.ts checks which functions use 512-bit registers);
-// internal linkage as kernels/tiling.h.
+// The activations of the block-step kernels (kernels/block-step/step.h) repacked for the AVX-512 prompt tile's
+// 16-token zmm lanes (kernels/simd/avx512-block-step.h). Per 32-block of 16 tokens: 8 rows of 64 bytes, row k
+// holding bytes 4k..4k+3 of every token (byte e of quad k of token t at 64 k + 4 t + e: the VNNI layout, one
+// int32 lane per token), as x + 128 (vpdpbusd's unsigned operand), then the 16 activation scales as F32 (zero
+// past the group's tokens). The same 16 x 8 dword transpose (store_quads) puts the AMX tiles' weights in VNNI
+// order (kernels/amx/matmul-q8-0.cpp) and other lanes' operands. For the AVX-512 levels' translation units only
+// (tm_kernels_avx512, tm_kernels_amx and their emulated builds), in a namespace that says so
+// (test/native/isa-isolation.test.ts checks which functions use 512-bit registers); internal linkage as
+// kernels/tiling.h.
 #pragma once
 
 #include "quant/q8-0.h"
@@ -75,9 +75,8 @@ inline void store_quads(const __m256i * q, uint8_t * dst) {
 
 // Tokens x .. x + n - 1 (row stride xb, 1 <= n <= 16), nb blocks each, into pack (nb * k_pack_block bytes).
 // The lanes of tokens past n are zero bytes (after the bias), so a full-width load reads defined values.
-template <uint8_t Bias>
-void pack_tokens(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
-    const __m256i bias = _mm256_set1_epi8(char(Bias));
+inline void pack_tokens(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
+    const __m256i bias = _mm256_set1_epi8(char(0x80));
     for (int64_t b = 0; b < nb; ++b) {
         uint8_t * dst = pack + size_t(b) * k_pack_block;
         __m256i q[k_pack_tokens];

@@ -11,6 +11,7 @@
 #include "quant/q4-0.h"
 #include "quant/q5-0.h"
 #include "quant/q8-0.h"
+#include "quant/q8-0-x16.h"
 
 #include <cstring>
 
@@ -35,15 +36,22 @@ int q5_0_weight(const quant::block_q5_0 & w, int j) {
     return quant::q5_value(w.qs, qh, j) - 16;
 }
 
-template <typename W, int (*Weight)(const W &, int)>
-float dot(const W * w, const block_q8_0 * x, int64_t nb) {
+// block(b): the row's block b (whatever layout it is read from).
+template <typename W, int (*Weight)(const W &, int), typename Block>
+float dot_of(const Block & block, const block_q8_0 * x, int64_t nb) {
     float acc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
+        const W wb = block(b);
         int32_t c = 0;
-        for (int j = 0; j < quant::qk8_0; ++j) c += Weight(w[b], j) * int32_t(x[b].qs[j]);
-        acc = block_step(acc, quant::fp16_to_fp32(w[b].d), quant::fp16_to_fp32(x[b].d), c);
+        for (int j = 0; j < quant::qk8_0; ++j) c += Weight(wb, j) * int32_t(x[b].qs[j]);
+        acc = block_step(acc, quant::fp16_to_fp32(wb.d), quant::fp16_to_fp32(x[b].d), c);
     }
     return acc;
+}
+
+template <typename W, int (*Weight)(const W &, int)>
+float dot(const W * w, const block_q8_0 * x, int64_t nb) {
+    return dot_of<W, Weight>([w](int64_t b) { return w[b]; }, x, nb);
 }
 
 template <typename W, int (*Weight)(const W &, int)>
@@ -52,8 +60,25 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     ref::quant_rows<W, block_q8_0, quant::qk8_0, dot<W, Weight>>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
+// Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h; r0 and r1 multiples of 16): each row's blocks read back
+// from its group.
+void rows_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                   int64_t r1, float * y, int64_t ldy) {
+    const int64_t nb = n_in / quant::qk8_0;
+    for (int64_t t = 0; t < n_tok; ++t) {
+        const auto * xr = reinterpret_cast<const block_q8_0 *>(static_cast<const char *>(x) + size_t(t) * xb);
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t first = r / quant::k_x16_rows * quant::k_x16_rows;
+            const auto * g = reinterpret_cast<const quant::block_q8_0_x16 *>(static_cast<const char *>(w) + size_t(first) * wb);
+            const int lane = int(r - first);
+            y[t * ldy + r] = dot_of<block_q8_0, q8_0_weight>([g, lane](int64_t b) { return quant::q8_0_x16_row_block(g, b, lane); }, xr, nb);
+        }
+    }
+}
+
 } // namespace
 
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, rows_q8_0_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0, rows<block_q8_0, q8_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0, rows<quant::block_q4_0, q4_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows<quant::block_iq4_nl, iq4_nl_weight>)
