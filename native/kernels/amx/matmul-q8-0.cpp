@@ -140,12 +140,33 @@ __attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int6
     }
 }
 
+// NOTE(amx-prefetch): the tiles wait on the weights whenever a row group is not reused across many token groups
+// — decode, and the 16-token steps of 16 streams — and one sequential stream per core did not keep enough reads
+// in flight. So every product also asks for the same block of the next group of 16 rows (whose copy follows
+// this group's in the repacked layout) into L2 — a second stream the prefetchers then follow — and for the
+// block 8 blocks ahead into L1. Measured through Engine on the Xeon (2 threads, the synthetic Q8_0 model,
+// interleaved runs): decode 20.2 tok/s without, 20.8 with the near one alone, 22.0 with the next group's
+// alone, 23.2 with both (a third stream, the group after, 21.2; the next group's into L1, 20.8); 16 streams
+// 163 → 212 tok/s; the 512-token prompt 325 → 346. Prefetches never fault: past the weights (a task's last
+// group, a converted group's buffer) they only cost a read.
+constexpr size_t k_prefetch_near = 4 * sizeof(block_q8_0_x16);
+
+// Block b's cache lines from p (its weights; with the pair's scales for the pair's first block) at hint Hint.
+template <int Hint>
+inline void prefetch_block(const char * p, int64_t b) {
+    for (int l = 0; l < k_quads; ++l) _mm_prefetch(p + 64 * l, static_cast<_mm_hint>(Hint));
+    if (b % k_pair == 0) _mm_prefetch(p + k_pair * sizeof(block_q8_0_x16::qs[0]), static_cast<_mm_hint>(Hint));
+}
+
 // Block B's dots of the n packed tokens and the group's 16 rows into the zeroed C tile TC, through A tile TA and
-// B tile TB.
+// B tile TB; and the prefetches of NOTE(amx-prefetch).
 #define TM_AMX_PRODUCT(B, TA, TB, TC)                                                                  \
     do {                                                                                               \
+        const char * wb = reinterpret_cast<const char *>(group[(B) / k_pair].qs[(B) % k_pair]);       \
         TM_TILE_LOADD(TA, pack + size_t(B) * k_act_block, quant::qk8_0);                               \
-        TM_TILE_LOADD(TB, group[(B) / k_pair].qs[(B) % k_pair], 4 * k_rows);                           \
+        TM_TILE_LOADD(TB, wb, 4 * k_rows);                                                             \
+        prefetch_block<_MM_HINT_T1>(wb + next_group, (B));                                             \
+        prefetch_block<_MM_HINT_T0>(wb + k_prefetch_near, (B));                                        \
         TM_TILE_ZERO(TC);                                                                              \
         TM_TILE_DPBSSD(TC, TA, TB);                                                                    \
     } while (0)
@@ -189,6 +210,7 @@ void row_group(const block_q8_0_x16 * group, int64_t nb, const uint8_t * pack, f
 #pragma GCC unroll 16
     for (int t = 0; t < N; ++t) acc[t] = _mm512_setzero_ps();
     alignas(64) int32_t dots[4][N][k_rows];
+    const size_t next_group = size_t(nb + 1) / k_pair * sizeof(block_q8_0_x16);
     TM_AMX_PRODUCT(0, 0, 2, 4);
     if (nb > 1) TM_AMX_PRODUCT(1, 1, 3, 5);
     if (nb > 2) TM_AMX_PRODUCT(2, 0, 2, 6);
