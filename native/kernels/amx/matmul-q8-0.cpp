@@ -27,6 +27,7 @@
 
 #include "kernels/amx/amx.h"
 #include "kernels/amx/tile-ops.h"
+#include "kernels/amx/tile-session.h"
 #include "kernels/block-step/reference.h"
 #include "kernels/block-step/vnni-pack.h"
 #include "kernels/simd/int8-weights.h"
@@ -59,35 +60,8 @@ constexpr int k_tok = int(k_amx_tile_tokens);
 constexpr int k_rows = int(k_amx_tile_rows);
 constexpr int k_quads = quant::k_q8_0_x16_quads;   // rows of a B tile: the block's 4-byte groups
 constexpr int k_pair = quant::k_q8_0_x16_blocks;
-static_assert(k_rows == quant::k_x16_rows && k_quads * 4 == quant::qk8_0, "a B tile is one block of a 16-row group");
-
-// tmm0/tmm1 A (n rows x 32 bytes) and tmm2/tmm3 B (8 rows x 64 bytes), alternating by block; tmm4..tmm7 C
-// (n rows x 64 bytes), rotating by block (row_group's pipeline).
-void configure_tiles(int n) {
-    tile_config cfg;
-    std::memset(&cfg, 0, sizeof cfg);
-    cfg.palette_id = 1;
-    for (int i = 0; i < 2; ++i) {
-        cfg.rows[i] = uint8_t(n);
-        cfg.colsb[i] = quant::qk8_0;
-        cfg.rows[2 + i] = k_quads;
-        cfg.colsb[2 + i] = 4 * k_rows;
-    }
-    for (int i = 4; i < 8; ++i) {
-        cfg.rows[i] = uint8_t(n);
-        cfg.colsb[i] = 4 * k_rows;
-    }
-    TM_TILE_LOADCONFIG(&cfg);
-}
-
-// c in force, as LDTILECFG puts it on the CPU: palette 0 (none) is the init state TILERELEASE gives, the only
-// way the strict emulator takes.
-void load_config(const tile_config & c) {
-    if (c.palette_id == 0)
-        TM_TILE_RELEASE();
-    else
-        TM_TILE_LOADCONFIG(&c);
-}
+static_assert(k_rows == quant::k_x16_rows && k_rows == k_tile_weight_rows && quant::qk8_0 == k_tile_block_bytes,
+              "a B tile is one block of a 16-row group");
 
 // The activations as the A tiles read them: per block, the tokens' 32 bytes one after another (a 512-byte tile
 // of stride 32), then their 16 F32 scales; 64-byte aligned (a Q8_0 row's 34-byte blocks would put half of the
@@ -276,17 +250,7 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     }
     const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
     const char * xc = static_cast<const char *>(x);
-    // Configured here, on the thread that runs this call, and left as this call found it: released when no
-    // configuration was in force (no tile state stays on a pool worker between calls, none to save at a context
-    // switch), the caller's configuration loaded again otherwise. This thread may be shared with other native
-    // code — a libuv worker runs Model.evaluate, and node-llama-cpp's decode on the next task — and ggml's AMX
-    // kernels configure a thread's tiles once and then assume the configuration stays: with TILERELEASE alone
-    // their next TILEZERO raised #UD (SIGILL) in a process running both (tile data does not outlive a call on
-    // either side, so only the configuration is restored). A shape is loaded only when it changes (LDTILECFG
-    // also zeroes every tile).
-    tile_config callers;
-    TM_TILE_STORECONFIG(&callers);
-    int shape_n = 0;
+    tile_session tiles;   // the thread's tile configuration, restored when the call ends
     for (int64_t p0 = 0; p0 < token_groups; p0 += pass_groups) {
         const int64_t p1 = std::min(token_groups, p0 + pass_groups);
         for (int64_t tg = p0; tg < p1; ++tg)
@@ -299,19 +263,15 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
                 group = reinterpret_cast<const block_q8_0_x16 *>(wg);
             } else {
                 prepare_group<Block>(wg, wb, m, nb, converted);
-                        group = converted;
+                group = converted;
             }
             for (int64_t tg = p0; tg < p1; ++tg) {
                 const int n = int(std::min<int64_t>(k_tok, n_tok - tg * k_tok));
-                if (n != shape_n) {
-                    configure_tiles(n);
-                    shape_n = n;
-                }
+                tiles.tokens(n);
                 row_group_for[size_t(n - 1)](group, nb, pack + size_t(tg - p0) * group_pack, y + tg * k_tok * ldy + r0 + g * k_rows, ldy, m);
             }
         }
     }
-    load_config(callers);
 }
 
 } // namespace
@@ -350,7 +310,7 @@ tile_config tile_config_in_force() {
     TM_TILE_STORECONFIG(&c);
     return c;
 }
-void load_tile_config(const tile_config & c) { load_config(c); }
+void load_tile_config(const tile_config & c) { load_tile_state(c); }
 uint64_t tile_products() { return tile_emulator::thread_state().products; }
 #endif
 

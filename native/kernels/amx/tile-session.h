@@ -1,0 +1,74 @@
+// The tile state of one call of an AMX kernel (kernels/amx/*.cpp, compiled as TM_KERNELS_AMX or
+// TM_KERNELS_AMX_EMULATED): the one tile shape those kernels use, and the thread's own configuration, saved when
+// the call starts and put back when it ends. Internal linkage, as kernels/tiling.h.
+#pragma once
+
+#include "kernels/amx/tile-config.h"
+#include "kernels/amx/tile-ops.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace tmill::kernels {
+namespace {
+
+// The products of one 32-byte block: tmm0/tmm1 A (n rows x 32 bytes: n tokens' int8 values of the block),
+// tmm2/tmm3 B (8 rows x 64 bytes: the block of 16 weight rows in VNNI order), alternating by block; tmm4..tmm7
+// C (n rows x 64 bytes: each token's 16 int32 dots), rotating.
+constexpr int k_tile_block_bytes = 32;
+constexpr int k_tile_weight_rows = 16;
+
+inline void configure_tiles(int n) {
+    tile_config cfg;
+    std::memset(&cfg, 0, sizeof cfg);
+    cfg.palette_id = 1;
+    for (int i = 0; i < 2; ++i) {
+        cfg.rows[i] = uint8_t(n);
+        cfg.colsb[i] = k_tile_block_bytes;
+        cfg.rows[2 + i] = k_tile_block_bytes / 4;
+        cfg.colsb[2 + i] = 4 * k_tile_weight_rows;
+    }
+    for (int i = 4; i < 8; ++i) {
+        cfg.rows[i] = uint8_t(n);
+        cfg.colsb[i] = 4 * k_tile_weight_rows;
+    }
+    TM_TILE_LOADCONFIG(&cfg);
+}
+
+// c in force, as LDTILECFG puts it on the CPU: palette 0 (none) is the init state TILERELEASE gives, the only
+// way the strict emulator takes.
+inline void load_tile_state(const tile_config & c) {
+    if (c.palette_id == 0)
+        TM_TILE_RELEASE();
+    else
+        TM_TILE_LOADCONFIG(&c);
+}
+
+// Configured on the thread that runs the call, and left as the call found it: released when no configuration
+// was in force (no tile state stays on a pool worker between calls, none to save at a context switch), the
+// caller's configuration loaded again otherwise. The thread may be shared with other native code — a libuv
+// worker runs Model.evaluate, and node-llama-cpp's decode on the next task — and ggml's AMX kernels configure a
+// thread's tiles once and then assume the configuration stays: with TILERELEASE alone their next TILEZERO
+// raised #UD (SIGILL) in a process running both (tile data does not outlive a call on either side, so only the
+// configuration is restored). A shape is loaded only when it changes (LDTILECFG also zeroes every tile).
+class tile_session {
+public:
+    tile_session() { TM_TILE_STORECONFIG(&callers_); }
+    ~tile_session() { load_tile_state(callers_); }
+    tile_session(const tile_session &) = delete;
+    tile_session & operator=(const tile_session &) = delete;
+
+    // The shape for n tokens (1..16) in force.
+    void tokens(int n) {
+        if (n == n_) return;
+        configure_tiles(n);
+        n_ = n;
+    }
+
+private:
+    tile_config callers_;
+    int n_ = 0;
+};
+
+} // namespace
+} // namespace tmill::kernels
