@@ -1,9 +1,11 @@
-// The AMX level's entries (kernels/amx/matmul-q8-0.cpp: Q8_0, Q4_0 and IQ4_NL weights; docs/kernels.md, "The
-// AMX path"). The level is the AVX-512 table with these entries replaced; kernels_for(isa_level::avx512_amx)
-// builds it, and only where cpu_features_get().amx says the CPU has AMX-TILE + AMX-INT8 and the OS granted
-// this process the tile data state. These entries compute the block-step numerics (kernels/block-step/step.h:
-// an exact int32 dot per 32-block, one fma per block) for every token count, the bits of the avx512 level's
-// kernels for these types and of their scalar reference block_step_ref (kernels/block-step/reference.h).
+// The AMX level's entries (docs/kernels.md, "The AMX path"): kernels/amx/matmul-q8-0.cpp for Q8_0 (in the GGUF
+// rows or repacked at load), Q4_0 and IQ4_NL weights, kernels/amx/matmul-q4-k.cpp for Q4_K repacked at load;
+// kernels/amx/table.cpp fills them in. The level is the AVX-512 table with these entries replaced;
+// kernels_for(isa_level::avx512_amx) builds it, and only where cpu_features_get().amx says the CPU has AMX-TILE
+// + AMX-INT8 and the OS granted this process the tile data state. Each entry computes the bits of the avx512
+// level's kernel for its type and of that kernel's scalar reference: for the 32-block types the block step
+// (kernels/block-step/step.h: an exact int32 dot per 32-block, one fma per block; block_step_ref), for Q4_K
+// the reference's super-block steps (kernels/ref/matmul-k.cpp).
 #pragma once
 
 #include "kernels/amx/tile-config.h"
@@ -11,11 +13,12 @@
 
 namespace tmill::kernels {
 
-// One tile product covers up to 16 weight rows x 16 tokens x one 32-block.
+// One tile product covers up to 16 weight rows x 16 tokens x one 32-byte block (a 32-block, or a Q4_K sub-block).
 constexpr int64_t k_amx_tile_tokens = 16;
 constexpr int64_t k_amx_tile_rows = 16;
-// Batches of fewer tokens take the AVX-512 kernels of the same numerics (the same bits): they read the weights
-// faster than tiles of so few columns (docs/kernels.md, "The AMX path").
+// Batches of fewer tokens take the AVX-512 kernels of the same numerics (the same bits), except on Q8_0
+// repacked at load: the weights' conversion for the tiles would cost them more than the tiles save
+// (docs/kernels.md, "The AMX path").
 constexpr int64_t k_amx_min_tokens = 16;
 
 // The real instructions (tm_kernels_amx, built with -mamx-tile -mamx-int8).
@@ -24,6 +27,7 @@ matmul_rows_kernel matmul_q8_0;
 matmul_rows_kernel matmul_q4_0;
 matmul_rows_kernel matmul_iq4_nl;
 matmul_rows_kernel matmul_q8_0_x16;   // Q8_0 repacked at load (quant/q8-0-x16.h), every token count on tiles
+matmul_rows_kernel matmul_q4_k_x16;   // Q4_K repacked at load (quant/q4-k-x16.h), 16 tokens and more on tiles
 // Sets the entries the AMX level replaces; the rest of t stays as filled before (the AVX-512 level's).
 void fill(kernel_table & t);
 } // namespace amx
@@ -35,6 +39,7 @@ matmul_rows_kernel matmul_q8_0;
 matmul_rows_kernel matmul_q4_0;
 matmul_rows_kernel matmul_iq4_nl;
 matmul_rows_kernel matmul_q8_0_x16;
+matmul_rows_kernel matmul_q4_k_x16;
 void fill(kernel_table & t);
 // The emulator's state on the calling thread, for the tests: the tile configuration in force (STTILECFG's
 // answer; a call must leave it as it found it), a configuration loaded as other code on the thread would load

@@ -15,15 +15,7 @@
 // token count and row range takes the same products (fewer tokens: a tile of fewer rows; a last group of
 // fewer than 16 weight rows: zero weights in the lanes that are never stored), so a row's result never depends
 // on its batch or range.
-#if defined(TM_KERNELS_AMX_EMULATED)
-#include "kernels/simd/emulated-avx512.h"
-#define TM_AMX_LEVEL amx_emulated
-#define TM_AMX_SIMD_LEVEL avx512_emulated
-#elif defined(TM_KERNELS_AMX)
-#include <immintrin.h>
-#define TM_AMX_LEVEL amx
-#define TM_AMX_SIMD_LEVEL avx512
-#endif
+#include "kernels/amx/level.h"
 
 #include "kernels/amx/amx.h"
 #include "kernels/amx/tile-ops.h"
@@ -250,7 +242,7 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     }
     const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
     const char * xc = static_cast<const char *>(x);
-    tile_session tiles;   // the thread's tile configuration, restored when the call ends
+    tile_session tiles(k_tile_block_bytes);   // the thread's tile configuration, restored when the call ends
     for (int64_t p0 = 0; p0 < token_groups; p0 += pass_groups) {
         const int64_t p1 = std::min(token_groups, p0 + pass_groups);
         for (int64_t tg = p0; tg < p1; ++tg)
@@ -295,23 +287,5 @@ void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t
                    int64_t r1, float * y, int64_t ldy) {
     rows<quant::block_iq4_nl>(TM_AMX_SIMD_LEVEL::matmul_iq4_nl, block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
-
-void fill(kernel_table & t) {
-    t.matmul_q8_0 = matmul_q8_0;
-    t.matmul_q4_0 = matmul_q4_0;
-    t.matmul_iq4_nl = matmul_iq4_nl;
-    t.matmul_q8_0_x16 = matmul_q8_0_x16;
-    t.q8_0_x16 = true;
-}
-
-#if defined(TM_KERNELS_AMX_EMULATED)
-tile_config tile_config_in_force() {
-    tile_config c;
-    TM_TILE_STORECONFIG(&c);
-    return c;
-}
-void load_tile_config(const tile_config & c) { load_tile_state(c); }
-uint64_t tile_products() { return tile_emulator::thread_state().products; }
-#endif
 
 } // namespace tmill::kernels::TM_AMX_LEVEL

@@ -5,10 +5,10 @@
 // instruction raises #GP or #UD is a fault here (the conditions of the SDM's pseudo-code, as Bochs's AMX
 // model also checks them), and so are a configuration with palette 0 or a non-zero start row and reading a
 // tile nothing has written since the configuration (the hardware would read zeros; for our kernels that is
-// always a bug). A fault throws
-// tile_emulator::fault, which fails the test that ran the kernel. State is per thread, as the tile
-// registers and their configuration are, so a kernel that configures on one thread and computes on
-// another faults too. Internal linkage, as kernels/tiling.h.
+// always a bug). A fault throws tile_emulator::fault, which fails the test that ran the kernel. State is per
+// thread, as the tile registers and their configuration are, so a kernel that configures on one thread and
+// computes on another faults too; and one per process, shared by every source that emulates them. The
+// operations have internal linkage, as kernels/tiling.h.
 #pragma once
 
 #include "kernels/amx/tile-config.h"
@@ -18,13 +18,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tmill::kernels {
-namespace {
-namespace tile_emulator {
-
-struct fault : std::logic_error {
-    using std::logic_error::logic_error;
-};
+namespace tmill::kernels::tile_emulation {
 
 struct tile {
     int rows = 0;
@@ -40,10 +34,24 @@ struct state {
     tile t[k_tile_count];
 };
 
-inline state & thread_state() {
-    static thread_local state s;
-    return s;
-}
+// The calling thread's tile state: one per thread for the whole process, as the CPU's, shared by every
+// translation unit that emulates the tiles (each AMX kernel source's emulated build, the tests). Defined in the
+// emulated build of kernels/amx/table.cpp.
+state & thread_state();
+
+} // namespace tmill::kernels::tile_emulation
+
+namespace tmill::kernels {
+namespace {
+namespace tile_emulator {
+
+struct fault : std::logic_error {
+    using std::logic_error::logic_error;
+};
+
+using tile_emulation::state;
+using tile_emulation::thread_state;
+using tile_emulation::tile;
 
 [[noreturn]] inline void raise(const std::string & what) { throw fault("AMX tile emulator: " + what); }
 

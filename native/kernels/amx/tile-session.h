@@ -12,20 +12,20 @@
 namespace tmill::kernels {
 namespace {
 
-// The products of one 32-byte block: tmm0/tmm1 A (n rows x 32 bytes: n tokens' int8 values of the block),
-// tmm2/tmm3 B (8 rows x 64 bytes: the block of 16 weight rows in VNNI order), alternating by block; tmm4..tmm7
-// C (n rows x 64 bytes: each token's 16 int32 dots), rotating.
+// The products of one block of K bytes (32: a 32-block; 64: two Q4_K sub-blocks): tmm0/tmm1 A (n rows x K
+// bytes: n tokens' int8 values of the block), tmm2/tmm3 B (K / 4 rows x 64 bytes: the block of 16 weight rows in
+// VNNI order), tmm4..tmm7 C (n rows x 64 bytes: each token's 16 int32 dots); how the kernels use them is theirs.
 constexpr int k_tile_block_bytes = 32;
 constexpr int k_tile_weight_rows = 16;
 
-inline void configure_tiles(int n) {
+inline void configure_tiles(int n, int k_bytes) {
     tile_config cfg;
     std::memset(&cfg, 0, sizeof cfg);
     cfg.palette_id = 1;
     for (int i = 0; i < 2; ++i) {
         cfg.rows[i] = uint8_t(n);
-        cfg.colsb[i] = k_tile_block_bytes;
-        cfg.rows[2 + i] = k_tile_block_bytes / 4;
+        cfg.colsb[i] = uint16_t(k_bytes);
+        cfg.rows[2 + i] = uint8_t(k_bytes / 4);
         cfg.colsb[2 + i] = 4 * k_tile_weight_rows;
     }
     for (int i = 4; i < 8; ++i) {
@@ -53,7 +53,7 @@ inline void load_tile_state(const tile_config & c) {
 // configuration is restored). A shape is loaded only when it changes (LDTILECFG also zeroes every tile).
 class tile_session {
 public:
-    tile_session() { TM_TILE_STORECONFIG(&callers_); }
+    explicit tile_session(int k_bytes) : k_bytes_(k_bytes) { TM_TILE_STORECONFIG(&callers_); }
     ~tile_session() { load_tile_state(callers_); }
     tile_session(const tile_session &) = delete;
     tile_session & operator=(const tile_session &) = delete;
@@ -61,12 +61,13 @@ public:
     // The shape for n tokens (1..16) in force.
     void tokens(int n) {
         if (n == n_) return;
-        configure_tiles(n);
+        configure_tiles(n, k_bytes_);
         n_ = n;
     }
 
 private:
     tile_config callers_;
+    int k_bytes_;
     int n_ = 0;
 };
 

@@ -1,0 +1,38 @@
+// The AMX level's entries (kernels/amx/amx.h) and, in the emulated build, the tile emulator's state for the tests.
+#include "kernels/amx/level.h"
+
+#include "kernels/amx/amx.h"
+#include "kernels/amx/tile-ops.h"
+#include "kernels/amx/tile-session.h"
+
+namespace tmill::kernels::TM_AMX_LEVEL {
+
+void fill(kernel_table & t) {
+    t.matmul_q8_0 = matmul_q8_0;
+    t.matmul_q4_0 = matmul_q4_0;
+    t.matmul_iq4_nl = matmul_iq4_nl;
+    t.matmul_q8_0_x16 = matmul_q8_0_x16;
+    t.q8_0_x16 = true;
+    t.matmul_q4_k_x16 = matmul_q4_k_x16;
+}
+
+#if defined(TM_KERNELS_AMX_EMULATED)
+tile_config tile_config_in_force() {
+    tile_config c;
+    TM_TILE_STORECONFIG(&c);
+    return c;
+}
+void load_tile_config(const tile_config & c) { load_tile_state(c); }
+uint64_t tile_products() { return tile_emulator::thread_state().products; }
+#endif
+
+} // namespace tmill::kernels::TM_AMX_LEVEL
+
+#if defined(TM_KERNELS_AMX_EMULATED)
+namespace tmill::kernels::tile_emulation {
+state & thread_state() {
+    static thread_local state s;
+    return s;
+}
+} // namespace tmill::kernels::tile_emulation
+#endif
