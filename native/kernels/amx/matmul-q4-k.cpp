@@ -18,18 +18,16 @@
 #include "kernels/amx/level.h"
 
 #include "kernels/amx/amx.h"
+#include "kernels/amx/passes.h"
 #include "kernels/amx/tile-ops.h"
 #include "kernels/amx/tile-session.h"
 #include "kernels/block-step/vnni-pack.h"
 #include "quant/q4-k-x16.h"
 #include "quant/q8-k.h"
 
-#include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 // One FMA per step, as written (see kernels/amx/matmul-q8-0.cpp).
 #pragma GCC optimize("fp-contract=off")
@@ -201,21 +199,8 @@ void row_group(const block_q4_k_x16 * g, const uint8_t * tiles, int64_t nb, cons
 #undef TM_Q4K_SUPER_BLOCK
 #undef TM_Q4K_PAIR
 
-using row_group_fn = void (*)(const block_q4_k_x16 *, const uint8_t *, int64_t, const uint8_t *, float *, int64_t);
-
-template <int... N>
-constexpr std::array<row_group_fn, sizeof...(N)> row_groups_of(std::integer_sequence<int, N...>) {
-    return {row_group<N + 1>...};
-}
-// row_group_for[n - 1]: n tokens.
-constexpr std::array<row_group_fn, k_tok> row_group_for = row_groups_of(std::make_integer_sequence<int, k_tok>{});
-
-// Packed activations per pass over the rows (the A operands, read from L2).
-constexpr size_t k_amx_pass_bytes = size_t(1) << 20;
-
-// Rows r0..r1 (multiples of 16) x every token: 16 rows and 16 tokens at a time, in passes of up to
-// k_amx_pass_bytes of packed activations, each walking every row group once (its tiles made once per pass)
-// and its token groups inside. Fewer than k_amx_min_tokens tokens take the avx512 kernel (the same bits); the
+// Rows r0..r1 (multiples of 16) x every token: 16 rows and 16 tokens at a time, in the passes of
+// kernels/amx/passes.h (a row group's tiles made once per pass). Fewer than k_amx_min_tokens tokens take the avx512 kernel (the same bits); the
 // scalar reference (the same bits) runs only when the scratch buffers cannot be allocated.
 void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
           int64_t ldy) {
@@ -225,10 +210,8 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
         return;
     }
     const int64_t nb = n_in / quant::qk_k;
-    const int64_t groups = (r1 - r0) / k_rows;
-    const int64_t token_groups = (n_tok + k_tok - 1) / k_tok;
     const size_t group_pack = size_t(nb) * k_act_block;
-    const int64_t pass_groups = std::clamp<int64_t>(int64_t(k_amx_pass_bytes / group_pack), 1, token_groups);
+    const int64_t pass_groups = pass_token_groups(n_tok, group_pack);
     uint8_t * pack = scratch_space<0>(size_t(pass_groups) * group_pack);
     uint8_t * tiles = scratch_space<1>(size_t(nb) * k_weight_block);
     if (!pack || !tiles) {
@@ -237,21 +220,15 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     }
     const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
     const char * xc = static_cast<const char *>(x);
+    const auto group_at = [&](int64_t g) { return reinterpret_cast<const block_q4_k_x16 *>(wc + size_t(g * k_rows) * wb); };
     tile_session session(k_pair_bytes);   // the thread's tile configuration, restored when the call ends
-    for (int64_t p0 = 0; p0 < token_groups; p0 += pass_groups) {
-        const int64_t p1 = std::min(token_groups, p0 + pass_groups);
-        for (int64_t tg = p0; tg < p1; ++tg)
-            pack_activations(xc + size_t(tg * k_tok) * xb, xb, int(std::min<int64_t>(k_tok, n_tok - tg * k_tok)), nb, pack + size_t(tg - p0) * group_pack);
-        for (int64_t gi = 0; gi < groups; ++gi) {
-            const auto * g = reinterpret_cast<const block_q4_k_x16 *>(wc + size_t(gi * k_rows) * wb);
-            expand_group(g, nb, tiles);
-            for (int64_t tg = p0; tg < p1; ++tg) {
-                const int n = int(std::min<int64_t>(k_tok, n_tok - tg * k_tok));
-                session.tokens(n);
-                row_group_for[size_t(n - 1)](g, tiles, nb, pack + size_t(tg - p0) * group_pack, y + tg * k_tok * ldy + r0 + gi * k_rows, ldy);
-            }
-        }
-    }
+    walk_passes(
+        session, n_tok, (r1 - r0) / k_rows, pass_groups, pack, group_pack,
+        [&](int64_t t0, int n, uint8_t * dst) { pack_activations(xc + size_t(t0) * xb, xb, n, nb, dst); },
+        [&](int64_t g) { expand_group(group_at(g), nb, tiles); },
+        [&](int64_t g, int64_t t0, int n, const uint8_t * packed) {
+            with_token_count(n, [&](auto count) { row_group<decltype(count)::value>(group_at(g), tiles, nb, packed, y + t0 * ldy + r0 + g * k_rows, ldy); });
+        });
 }
 
 } // namespace

@@ -18,6 +18,7 @@
 #include "kernels/amx/level.h"
 
 #include "kernels/amx/amx.h"
+#include "kernels/amx/passes.h"
 #include "kernels/amx/tile-ops.h"
 #include "kernels/amx/tile-session.h"
 #include "kernels/block-step/reference.h"
@@ -29,12 +30,10 @@
 #include "quant/q8-0-x16.h"
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstring>
 #include <new>
 #include <type_traits>
-#include <utility>
 
 // Compiled with -mfma: GCC would contract a multiply and an add into an FMA of its own choosing even through
 // the vector intrinsics (it did: a separate multiply and add in the fold below passed the bitwise tests until
@@ -199,21 +198,9 @@ void row_group(const block_q8_0_x16 * group, int64_t nb, const uint8_t * pack, f
 #undef TM_AMX_FOLD
 #undef TM_AMX_PRODUCT
 
-using row_group_fn = void (*)(const block_q8_0_x16 *, int64_t, const uint8_t *, float *, int64_t, int);
-
-template <int... N>
-constexpr std::array<row_group_fn, sizeof...(N)> row_groups_of(std::integer_sequence<int, N...>) {
-    return {row_group<N + 1>...};
-}
-// row_group_for[n - 1]: n tokens.
-constexpr std::array<row_group_fn, k_tok> row_group_for = row_groups_of(std::make_integer_sequence<int, k_tok>{});
-
-// Packed activations per pass over the rows (the A operands, read from L2).
-constexpr size_t k_amx_pass_bytes = size_t(1) << 20;
-
-// Rows r0..r1 x every token, 16 rows and 16 tokens at a time. Block is the weights' block type, or
-// block_q8_0_x16 for Q8_0 repacked at load (read in place; r0 and r1 - r0 multiples of 16); the other formats
-// are converted to that layout per pass and group (a group's rows are read from memory once per pass), and
+// Rows r0..r1 x every token, 16 rows and 16 tokens at a time, in the passes of kernels/amx/passes.h. Block is
+// the weights' block type, or block_q8_0_x16 for Q8_0 repacked at load (read in place; r0 and r1 - r0 multiples
+// of 16); the other formats are converted to that layout per pass and group, and
 // batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of the same numerics (simd) instead,
 // as the conversion would cost them more than the tiles save. The scalar reference (same bits) runs only when
 // the scratch buffers cannot be allocated.
@@ -228,12 +215,8 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     }
     const int64_t nb = n_in / quant::qk8_0;
     const int64_t groups = (r1 - r0 + k_rows - 1) / k_rows;
-    const int64_t token_groups = (n_tok + k_tok - 1) / k_tok;
     const size_t group_pack = size_t(nb) * k_act_block;
-    // Tokens in passes of up to k_amx_pass_bytes of packed activations (from L2), each pass walking every row
-    // group once and its token groups inside, so that a group's rows are read from memory (and converted) once
-    // per pass (16 rows of a 2048-wide matrix: 34 KB, from L1 or L2 for each token group).
-    const int64_t pass_groups = std::clamp<int64_t>(int64_t(k_amx_pass_bytes / group_pack), 1, token_groups);
+    const int64_t pass_groups = pass_token_groups(n_tok, group_pack);
     uint8_t * pack = scratch_space<0>(size_t(pass_groups) * group_pack);
     block_q8_0_x16 * converted = in_place ? nullptr : reinterpret_cast<block_q8_0_x16 *>(scratch_space<1>(size_t(nb + 1) / k_pair * sizeof(block_q8_0_x16)));
     if (!pack || (!in_place && !converted)) {
@@ -243,27 +226,24 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
     const char * xc = static_cast<const char *>(x);
     tile_session tiles(k_tile_block_bytes);   // the thread's tile configuration, restored when the call ends
-    for (int64_t p0 = 0; p0 < token_groups; p0 += pass_groups) {
-        const int64_t p1 = std::min(token_groups, p0 + pass_groups);
-        for (int64_t tg = p0; tg < p1; ++tg)
-            pack_activations(xc + size_t(tg * k_tok) * xb, xb, int(std::min<int64_t>(k_tok, n_tok - tg * k_tok)), nb, pack + size_t(tg - p0) * group_pack);
-        for (int64_t g = 0; g < groups; ++g) {
-            const int m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
+    const block_q8_0_x16 * group = nullptr;   // the current row group's weights, as the tiles read them
+    int m = 0;                                // and its rows
+    walk_passes(
+        tiles, n_tok, groups, pass_groups, pack, group_pack,
+        [&](int64_t t0, int n, uint8_t * dst) { pack_activations(xc + size_t(t0) * xb, xb, n, nb, dst); },
+        [&](int64_t g) {
+            m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
             const char * wg = wc + size_t(g * k_rows) * wb;
-            const block_q8_0_x16 * group;
             if constexpr (in_place) {
                 group = reinterpret_cast<const block_q8_0_x16 *>(wg);
             } else {
                 prepare_group<Block>(wg, wb, m, nb, converted);
                 group = converted;
             }
-            for (int64_t tg = p0; tg < p1; ++tg) {
-                const int n = int(std::min<int64_t>(k_tok, n_tok - tg * k_tok));
-                tiles.tokens(n);
-                row_group_for[size_t(n - 1)](group, nb, pack + size_t(tg - p0) * group_pack, y + tg * k_tok * ldy + r0 + g * k_rows, ldy, m);
-            }
-        }
-    }
+        },
+        [&](int64_t g, int64_t t0, int n, const uint8_t * packed) {
+            with_token_count(n, [&](auto count) { row_group<decltype(count)::value>(group, nb, packed, y + t0 * ldy + r0 + g * k_rows, ldy, m); });
+        });
 }
 
 } // namespace
