@@ -85,16 +85,10 @@ float dot_q4_k(const block_q4_k * w, const block_q8_k * x, int64_t nb) {
 // from its group, then dot_q4_k's steps.
 void rows_q4_k_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
                    float * y, int64_t ldy) {
-    const int64_t nb = n_in / qk_k;
-    for (int64_t t = 0; t < n_tok; ++t) {
-        const auto * xr = reinterpret_cast<const block_q8_k *>(static_cast<const char *>(x) + size_t(t) * xb);
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t first = r / quant::k_x16_rows * quant::k_x16_rows;
-            const auto * g = reinterpret_cast<const quant::block_q4_k_x16 *>(static_cast<const char *>(w) + size_t(first) * wb);
-            const int lane = int(r - first);
-            y[t * ldy + r] = dot_q4_k_of([g, lane](int64_t b) { return quant::q4_k_x16_row(g[b], lane); }, xr, nb);
-        }
-    }
+    x16_rows<quant::block_q4_k_x16, block_q8_k, qk_k>(
+        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const quant::block_q4_k_x16 * g, int lane, const block_q8_k * xr, int64_t nb) {
+            return dot_q4_k_of([g, lane](int64_t b) { return quant::q4_k_x16_row(g[b], lane); }, xr, nb);
+        });
 }
 
 float dot_q5_k(const block_q5_k * w, const block_q8_k * x, int64_t nb) {

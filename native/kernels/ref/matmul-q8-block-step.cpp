@@ -64,16 +64,10 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
 // from its group.
 void rows_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                    int64_t r1, float * y, int64_t ldy) {
-    const int64_t nb = n_in / quant::qk8_0;
-    for (int64_t t = 0; t < n_tok; ++t) {
-        const auto * xr = reinterpret_cast<const block_q8_0 *>(static_cast<const char *>(x) + size_t(t) * xb);
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t first = r / quant::k_x16_rows * quant::k_x16_rows;
-            const auto * g = reinterpret_cast<const quant::block_q8_0_x16 *>(static_cast<const char *>(w) + size_t(first) * wb);
-            const int lane = int(r - first);
-            y[t * ldy + r] = dot_of<block_q8_0, q8_0_weight>([g, lane](int64_t b) { return quant::q8_0_x16_row_block(g, b, lane); }, xr, nb);
-        }
-    }
+    ref::x16_rows<quant::block_q8_0_x16, block_q8_0, quant::qk8_0>(
+        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const quant::block_q8_0_x16 * g, int lane, const block_q8_0 * xr, int64_t nb) {
+            return dot_of<block_q8_0, q8_0_weight>([g, lane](int64_t b) { return quant::q8_0_x16_row_block(g, b, lane); }, xr, nb);
+        });
 }
 
 } // namespace
