@@ -470,6 +470,14 @@ std::vector<uint8_t> extreme_activations(ggml_type act, int64_t n_in, int64_t ma
     return xa;
 }
 
+// The int8 extremes of tokens 0 and 1 that extreme_activations makes, read back from their element 5 (Block:
+// the activations' block type): -127 (token 0's value at the largest magnitude) and +127.
+template <typename Block>
+void check_extremes(const std::vector<uint8_t> & xa, size_t x_row) {
+    CHECK_EQ(int(reinterpret_cast<const Block *>(xa.data())->qs[5]), -127);
+    CHECK_EQ(int(reinterpret_cast<const Block *>(xa.data() + x_row)->qs[5]), 127);
+}
+
 // fn over each of the token counts (the first tokens of xa) and over the rows [0, n_out) and [3, 97): the
 // outputs that differ from want's bits (n_out per token), plus the rows outside the range that were written.
 int many_token_mismatches(matmul_rows_fn fn, const std::vector<uint8_t> & w, size_t w_row, const std::vector<uint8_t> & xa,
@@ -503,8 +511,7 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the referen
     const size_t x_row = quant::row_bytes(ggml_type::q8_k, n_in);
     // Token 0 all -127 (Q8_K's scale is negative: x = 1 everywhere), token 1 all +127 but its first element (-127).
     const std::vector<uint8_t> xa = extreme_activations(ggml_type::q8_k, n_in, max_tok, 1.0f, rng);
-    CHECK_EQ(int(reinterpret_cast<const quant::block_q8_k *>(xa.data())->qs[5]), -127);
-    CHECK_EQ(int(reinterpret_cast<const quant::block_q8_k *>(xa.data() + x_row)->qs[5]), 127);
+    check_extremes<quant::block_q8_k>(xa, x_row);
     for (ggml_type type : {ggml_type::q4_k, ggml_type::q6_k}) {
         std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
         const size_t w_row = quant::row_bytes(type, n_in);
@@ -546,8 +553,7 @@ TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-t
     const size_t x_row = quant::row_bytes(ggml_type::q8_1, n_in);
     // Token 0 all -127 (x = -1 everywhere), token 1 all +127 but its first element (-127).
     const std::vector<uint8_t> xa = extreme_activations(ggml_type::q8_1, n_in, max_tok, -1.0f, rng);
-    CHECK_EQ(int(reinterpret_cast<const quant::block_q8_1 *>(xa.data())->qs[5]), -127);
-    CHECK_EQ(int(reinterpret_cast<const quant::block_q8_1 *>(xa.data() + x_row)->qs[5]), 127);
+    check_extremes<quant::block_q8_1>(xa, x_row);
     for (ggml_type type : {ggml_type::q4_1, ggml_type::q5_1}) {
         std::vector<uint8_t> w = make_weights(type, n_out, n_in, rng);
         const size_t w_row = quant::row_bytes(type, n_in);

@@ -24,6 +24,13 @@ afterEach(() => {
   delete process.env.TOKENMILL_MEMORY_LIMIT;
 });
 
+// The two loads' logits for tokens, bit for bit.
+async function expectSameLogits(a: Model, b: Model, tokens: number[]): Promise<void> {
+  const x = await a.evaluate(tokens, { threads: 2 });
+  const y = await b.evaluate(tokens, { threads: 2 });
+  expect(Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(y.buffer, y.byteOffset, y.byteLength))).toBe(true);
+}
+
 test('the estimate adds the tensor bytes, the KV blocks the engine allocates and its buffers', async () => {
   const kvBytesPerToken = 2 * 3 * 2 * 32 * 2;   // K and V × layers × kv heads × head dim × F16
   const e = estimateMemory(model.info, { kvCacheMemory: 100 * 16 * kvBytesPerToken + 5, maxNumSeqs: 4, maxModelLen: 512 });
@@ -94,10 +101,7 @@ test('Q4_K weights are repacked at load when they fit the memory limit, mapped w
     expect(q4k).toBeGreaterThan(0);
     expect(repacked.info.weightBytes).toBe(kernelLevel() === 'baseline' ? tensorBytes : tensorBytes + q4k / 36);
     expect(mapped.info.weightBytes).toBe(tensorBytes);
-    const tokens = [1, 5, 9, 200, 17, 3, 44, 2];
-    const a = await repacked.evaluate(tokens, { threads: 2 });
-    const b = await mapped.evaluate(tokens, { threads: 2 });
-    expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))).toBe(true);
+    await expectSameLogits(repacked, mapped, [1, 5, 9, 200, 17, 3, 44, 2]);
   } finally {
     repacked.dispose();
     mapped.dispose();
@@ -122,11 +126,7 @@ test('Q8_0 weights are repacked for the AMX tiles at load, at the same size and 
     expect(repacked.info.repackedBytes).toBe(kernelLevel() === 'avx512+amx' ? q8 : 0);
     expect(repacked.info.weightBytes).toBe(tensorBytes);
     expect(mapped.info.repackedBytes).toBe(0);
-    for (const tokens of [[7], Array.from({ length: 37 }, (_, i) => (i * 13 + 5) % 250)]) {
-      const a = await repacked.evaluate(tokens, { threads: 2 });
-      const b = await mapped.evaluate(tokens, { threads: 2 });
-      expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))).toBe(true);
-    }
+    for (const tokens of [[7], Array.from({ length: 37 }, (_, i) => (i * 13 + 5) % 250)]) await expectSameLogits(repacked, mapped, tokens);
   } finally {
     repacked.dispose();
     mapped.dispose();
