@@ -26,11 +26,12 @@ int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout
     rows = (rows + unit - 1) / unit * unit;
     return rows < 16 ? 16 : rows;
 }
+} // namespace
 
 size_t weight_row_bytes(ggml_type type, weight_layout layout, int64_t n_in) {
+    // The Q8_0 layout is as long as the GGUF rows (quant/q8-0-x16.h).
     return layout == weight_layout::q4_k_x16 ? quant::q4_k_x16_row_bytes(n_in) : quant::row_bytes(type, n_in);
 }
-} // namespace
 
 size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok) {
     const ggml_type act = quant::activation_type(type);

@@ -15,6 +15,9 @@ namespace tmill::kernels {
 // Bytes of scratch matmul needs to hold n_tok activation rows converted for `type`.
 size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok);
 
+// Bytes of one row of n_in weights of `type` stored in `layout` (16 rows of a repacked layout are 16 times this).
+size_t weight_row_bytes(ggml_type type, weight_layout layout, int64_t n_in);
+
 // The table entry computing `type` rows stored in `layout`; throws invalid_argument for a type without a matmul
 // (or a layout that is not the type's).
 matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_layout layout = weight_layout::gguf);

@@ -1,5 +1,6 @@
 #include "model/repack.h"
 
+#include "kernels/matmul.h"
 #include "quant/q4-k-x16.h"
 #include "quant/q8-0-x16.h"
 
@@ -28,7 +29,7 @@ kernels::weight_layout preferred_layout(const weight & v, const kernels::kernel_
 }
 
 size_t repacked_row_bytes(const weight & v, kernels::weight_layout layout) {
-    return layout == kernels::weight_layout::q4_k_x16 ? quant::q4_k_x16_row_bytes(v.n_cols) : v.row_bytes;
+    return kernels::weight_row_bytes(v.type, layout, v.n_cols);
 }
 
 // Group g (16 rows) of v repacked into layout at dst (the copy of row 0).
