@@ -2,14 +2,12 @@
 
 #include "base/cpu-features.h"
 #include "kernels/amx/amx.h"
-#include "kernels/block-step/reference.h"
 
 namespace tmill::kernels {
 
 kernel_table kernels_for(isa_level level) {
     kernel_table t{};
     ref::fill(t);
-    t.matmul_q8_0_x16 = block_step_ref::matmul_q8_0_x16;
     t.isa = "baseline";
     if (level >= isa_level::avx2) {
         avx2::fill(t);

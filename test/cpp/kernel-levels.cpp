@@ -27,17 +27,19 @@ const std::vector<kernel_level> & kernel_levels() {
         std::vector<kernel_level> out{{"baseline", kernels_for(isa_level::baseline), false}};
         if (f.avx2) out.push_back({"avx2", kernels_for(isa_level::avx2), false});
         if (f.avx512) out.push_back({"avx512", kernels_for(isa_level::avx512), false});
-        // The emulated levels start from the baseline table, as kernels_for builds every level: the members outside
-        // the entry list (matmul_q8_0_x16) keep the reference where the level has no kernel of its own.
+        // The emulated levels start from the reference, as kernels_for builds every level: the members outside the
+        // entry list (matmul_q8_0_x16) keep the reference where the level has no kernel of its own.
         if (f.avx2) {
-            kernel_table t = kernels_for(isa_level::baseline);
+            kernel_table t{};
+            ref::fill(t);
             avx512_emulated::fill(t);
             t.isa = "avx512-emulated";
             out.push_back({"avx512-emulated", t, true});
         }
         if (f.amx) out.push_back({"avx512+amx", kernels_for(isa_level::avx512_amx), false});
         if (f.avx2) {
-            kernel_table t = kernels_for(isa_level::baseline);
+            kernel_table t{};
+            ref::fill(t);
             avx512_emulated::fill(t);
             amx_emulated::fill(t);
             t.isa = "avx512+amx-emulated";

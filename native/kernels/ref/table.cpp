@@ -1,8 +1,13 @@
-// Fills the kernel table with the scalar reference kernels (every entry of kernels/entries.h).
+// Fills the kernel table with the scalar reference kernels: every entry of kernels/entries.h, and the Q8_0
+// 16-row layout's block-step reference (kernel_table::matmul_q8_0_x16, which only the AMX level replaces).
+#include "kernels/block-step/reference.h"
 #include "kernels/kernels.h"
 
 namespace tmill::kernels::ref {
 
-void fill(kernel_table & t) { TM_KERNEL_FILL_BODY }
+void fill(kernel_table & t) {
+    TM_KERNEL_FILL_BODY
+    t.matmul_q8_0_x16 = block_step_ref::matmul_q8_0_x16;
+}
 
 } // namespace tmill::kernels::ref
