@@ -1,5 +1,5 @@
 // The block-step matmuls (docs/kernels.md, "Matrix products" and "The AMX path") and the AMX tiles: the scalar
-// tile emulator faults wherever the hardware would, and the Q8_0, Q4_0, IQ4_NL and Q5_0 matmuls of every
+// tile emulator faults wherever the hardware would, and the Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_1 and Q5_1 matmuls of every
 // AVX-512 level — avx512 and avx512+amx, each for real where the CPU has it and emulated (SIMDe, and the tile
 // emulator) on every machine with AVX2 — give bit for bit the scalar reference of their numerics
 // (kernels/block-step/step.h, block_step_ref) for every token count, row range, K and thread count (so a row's
@@ -19,6 +19,7 @@
 #include "quant/fp16.h"
 #include "quant/q8-0.h"
 #include "quant/q8-0-x16.h"
+#include "quant/q8-1.h"
 #include "quant/quant.h"
 
 #include <cpuid.h>
@@ -220,11 +221,14 @@ TM_TEST("kernels: the AMX tile emulator's TDPBSSD is the signed int8 matrix prod
 
 namespace {
 
-// Raw weight rows of a block-step type: Q8_0 as raw_blocks, Q4_0, IQ4_NL and Q5_0 as random nibbles and
-// fifth bits (every pattern is a valid block) with random F16 scales. The AMX tiles take the first three;
-// Q5_0 keeps the avx512 level's kernel on the avx512+amx level.
-const ggml_type amx_types[] = {ggml_type::q8_0, ggml_type::q4_0, ggml_type::iq4_nl};
-const ggml_type block_step_types[] = {ggml_type::q8_0, ggml_type::q4_0, ggml_type::iq4_nl, ggml_type::q5_0};
+// Raw weight rows of a block-step type: Q8_0 as raw_blocks, Q4_0, IQ4_NL, Q5_0, Q4_1 and Q5_1 as random nibbles
+// and fifth bits (every pattern is a valid block) with random F16 scales (and minimums). The AMX tiles take all
+// but Q5_0, which keeps the avx512 level's kernel on the avx512+amx level.
+const ggml_type amx_types[] = {ggml_type::q8_0, ggml_type::q4_0, ggml_type::iq4_nl, ggml_type::q4_1, ggml_type::q5_1};
+const ggml_type block_step_types[] = {ggml_type::q8_0, ggml_type::q4_0, ggml_type::iq4_nl, ggml_type::q5_0,
+                                      ggml_type::q4_1, ggml_type::q5_1};
+
+bool has_min(ggml_type type) { return type == ggml_type::q4_1 || type == ggml_type::q5_1; }
 
 std::vector<uint8_t> raw_weights(ggml_type type, int64_t n_rows, int64_t nb, std::mt19937 & rng) {
     if (type == ggml_type::q8_0) {
@@ -233,15 +237,37 @@ std::vector<uint8_t> raw_weights(ggml_type type, int64_t n_rows, int64_t nb, std
         return std::vector<uint8_t>(p, p + b.size() * sizeof(quant::block_q8_0));
     }
     std::uniform_int_distribution<int> byte(0, 255);
-    std::uniform_real_distribution<float> scale(0.01f, 0.1f);
-    const size_t block = quant::type_block_bytes(type);   // d (F16) first, then the nibbles
+    std::uniform_real_distribution<float> scale(0.01f, 0.1f), minimum(-0.8f, 0.2f);
+    const size_t block = quant::type_block_bytes(type);   // d (F16) first, then m (F16) where there is one, then the nibbles
+    const size_t head = has_min(type) ? 4 : 2;
     std::vector<uint8_t> w(block * size_t(n_rows * nb));
     for (size_t off = 0; off < w.size(); off += block) {
-        const uint16_t d = quant::fp32_to_fp16(scale(rng));
+        const uint16_t d = quant::fp32_to_fp16(scale(rng)), m = quant::fp32_to_fp16(minimum(rng));
         std::memcpy(&w[off], &d, 2);
-        for (size_t i = 2; i < block; ++i) w[off + i] = uint8_t(byte(rng));
+        if (has_min(type)) std::memcpy(&w[off + 2], &m, 2);
+        for (size_t i = head; i < block; ++i) w[off + i] = uint8_t(byte(rng));
     }
     return w;
+}
+
+// n_blocks raw activation blocks for weights of type (raw_blocks; as Q8_1 for Q4_1 and Q5_1, with their sums
+// s = d * sum(q) as the quantizer stores them), as bytes.
+std::vector<uint8_t> raw_activations(ggml_type type, size_t n_blocks, std::mt19937 & rng) {
+    const std::vector<quant::block_q8_0> b = raw_blocks(n_blocks, false, rng);
+    if (!has_min(type)) {
+        const auto * p = reinterpret_cast<const uint8_t *>(b.data());
+        return std::vector<uint8_t>(p, p + b.size() * sizeof(quant::block_q8_0));
+    }
+    std::vector<uint8_t> out(n_blocks * sizeof(quant::block_q8_1));
+    for (size_t i = 0; i < n_blocks; ++i) {
+        quant::block_q8_1 x;
+        x.d = b[i].d;
+        int sum = 0;
+        for (int j = 0; j < 32; ++j) sum += (x.qs[j] = b[i].qs[j]);
+        x.s = quant::fp32_to_fp16(quant::fp16_to_fp32(b[i].d) * float(sum));
+        std::memcpy(&out[i * sizeof x], &x, sizeof x);
+    }
+    return out;
 }
 
 } // namespace
@@ -249,13 +275,15 @@ std::vector<uint8_t> raw_weights(ggml_type type, int64_t n_rows, int64_t nb, std
 namespace {
 
 // The block-step numerics as a kernel table: the baseline's with the scalar reference block_step_ref in the
-// four entries the avx512 levels compute with them.
+// entries the avx512 levels compute with them.
 kernel_table block_step_reference_table() {
     kernel_table t = kernels_for(isa_level::baseline);
     t.matmul_q8_0 = block_step_ref::matmul_q8_0;
     t.matmul_q4_0 = block_step_ref::matmul_q4_0;
     t.matmul_iq4_nl = block_step_ref::matmul_iq4_nl;
     t.matmul_q5_0 = block_step_ref::matmul_q5_0;
+    t.matmul_q4_1 = block_step_ref::matmul_q4_1;
+    t.matmul_q5_1 = block_step_ref::matmul_q5_1;
     return t;
 }
 
@@ -291,7 +319,7 @@ TM_TEST("kernels: the block-step reference folds exact block dots with one fma p
 // of 16 groups; 1..3 tokens take the one-token kernel on avx512), odd row counts (whole 16-row AMX groups, up
 // to 5 of them, and a partial group; several AVX-512 weight panels, growing from the range's first, and two
 // passes over them, the range starting inside one), row ranges not starting at 0, a single row, K of 1..65
-// blocks (every remainder of the one-token kernel's 8-block groups), for Q8_0, Q4_0, IQ4_NL and Q5_0 weights
+// blocks (every remainder of the one-token kernel's 8-block groups), for Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_1 and Q5_1 weights
 // at the int8 extremes: each block-step level's outputs are the scalar reference's bits (so every token's
 // result is the one it gets alone — batch invariance by construction, checked — and avx512 and avx512+amx
 // give the same bits), and near the baseline level's reference (the kernel-level bound docs/kernels.md
@@ -314,20 +342,21 @@ TM_TEST("kernels: the block-step matmuls give their scalar reference's bits for 
     for (ggml_type type : block_step_types)
         for (const shape & s : shapes) {
             const int64_t n_in = s.nb * 32, max_tok = s.tok_hi;
-            const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(s.nb) * sizeof(quant::block_q8_0);
+            const ggml_type act = quant::activation_type(type);
+            const size_t wrow = quant::row_bytes(type, n_in), xrow = quant::row_bytes(act, n_in);
             const std::vector<uint8_t> wv = raw_weights(type, s.n_out, s.nb, rng);
-            const std::vector<quant::block_q8_0> xv = raw_blocks(size_t(max_tok * s.nb), false, rng);
+            const std::vector<uint8_t> xv = raw_activations(type, size_t(max_tok * s.nb), rng);
             guarded_bytes w(wv.size());
             std::memcpy(w.data(), wv.data(), wv.size());
             // The scalar reference of these numerics, one token at a time: the bits every call must give.
             std::vector<float> y_own(size_t(max_tok * s.n_out)), y_base(y_own.size());
             for (int64_t t = 0; t < max_tok; ++t)
-                matmul_rows_for(own, type)(wv.data(), wrow, xv.data() + t * s.nb, xrow, 1, n_in, s.r0, s.n_out,
+                matmul_rows_for(own, type)(wv.data(), wrow, xv.data() + size_t(t) * xrow, xrow, 1, n_in, s.r0, s.n_out,
                                            y_own.data() + t * s.n_out, s.n_out);
             matmul_rows_for(baseline, type)(wv.data(), wrow, xv.data(), xrow, max_tok, n_in, 0, s.n_out, y_base.data(), s.n_out);
             std::vector<float> wf(size_t(s.n_out * n_in)), xf(size_t(max_tok * n_in));
             quant::dequantize_row(type, wv.data(), wf.data(), s.n_out * n_in);
-            quant::dequantize_row(ggml_type::q8_0, xv.data(), xf.data(), max_tok * n_in);
+            quant::dequantize_row(act, xv.data(), xf.data(), max_tok * n_in);
             auto magnitude = [&](int64_t t, int64_t r) {
                 double sum = 0.0;
                 for (int64_t i = 0; i < n_in; ++i) sum += std::fabs(double(wf[size_t(r * n_in + i)]) * xf[size_t(t * n_in + i)]);
@@ -471,7 +500,9 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and more (repacked Q8_0: every 
         CHECK(t.matmul_iq4_nl == &amx::matmul_iq4_nl);
         CHECK(t.matmul_q8_0_x16 == &amx::matmul_q8_0_x16);
         CHECK(t.q8_0_x16 && !simd.q8_0_x16);
-        CHECK(t.matmul_q4_1 == simd.matmul_q4_1);
+        CHECK(t.matmul_q4_1 == &amx::matmul_q4_1);
+        CHECK(t.matmul_q5_1 == &amx::matmul_q5_1);
+        CHECK(t.matmul_q5_0 == simd.matmul_q5_0);
         CHECK(t.matmul_q4_k == simd.matmul_q4_k);
         CHECK(t.matmul_f16 == simd.matmul_f16);
     }
@@ -518,13 +549,13 @@ TM_TEST("kernels: block-step matmul on a thread pool gives its scalar reference'
 }
 
 // Whether two levels' matmul rows of type give the same bits: n_out random rows of nb blocks against n_tok
-// random Q8_0 activation rows.
+// random activation rows (Q8_0, or Q8_1 for Q4_1 and Q5_1).
 bool same_bits(const kernel_table & first, const kernel_table & second, ggml_type type, int64_t n_out, int64_t nb,
                int64_t n_tok, std::mt19937 & rng) {
     const int64_t n_in = nb * 32;
-    const size_t wrow = quant::row_bytes(type, n_in), xrow = size_t(nb) * sizeof(quant::block_q8_0);
+    const size_t wrow = quant::row_bytes(type, n_in), xrow = quant::row_bytes(quant::activation_type(type), n_in);
     const std::vector<uint8_t> w = raw_weights(type, n_out, nb, rng);
-    const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
+    const std::vector<uint8_t> x = raw_activations(type, size_t(n_tok * nb), rng);
     std::vector<float> a(size_t(n_tok * n_out)), b(a.size());
     matmul_rows_for(first, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, a.data(), n_out);
     matmul_rows_for(second, type)(w.data(), wrow, x.data(), xrow, n_tok, n_in, 0, n_out, b.data(), n_out);

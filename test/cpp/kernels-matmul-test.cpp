@@ -541,12 +541,13 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the referen
     }
 }
 
-// Q4_1 and Q5_1 over many tokens: the 16-token lanes of the AVX-512 levels from 8 tokens on
-// (kernels/simd/avx512-q32-min-lanes.h, NOTE(q32-min-lanes)) and the tiles elsewhere — groups of 16 tokens in
-// zmm lanes and of at most 8 in ymm lanes, a partial last group, more than one pass of 256 tokens, growing
-// panels over a 100-row range, a range starting inside a tile, and extreme blocks (every weight at its top,
-// 15 or 31, against activations at -127 and +127) — give every level's one-token bits (its tiles'), so the
-// lanes keep ggml's arithmetic to the last bit and no result depends on its batch.
+// Q4_1 and Q5_1 over many tokens: on the AVX-512 levels the block step's 16-token lanes from 5 tokens on
+// (kernels/simd/avx512-block-step-min.h, NOTE(block-step-min)) and the AMX tiles from 16, elsewhere the tiles —
+// groups of 16 tokens in zmm lanes and of at most 8 in ymm lanes, a partial last group, more than one pass of
+// 256 tokens, growing panels over a 100-row range, a range starting inside a tile, and extreme blocks (every
+// weight at its top, 15 or 31, against activations at -127 and +127) — give every level's one-token bits, so
+// no result depends on its batch (kernels-block-step-test.cpp holds the AVX-512 levels to their scalar
+// reference too).
 TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-token bits") {
     std::mt19937 rng(4545);
     const int64_t n_in = 32 * 20, n_out = 100, max_tok = 300;

@@ -1,11 +1,12 @@
 // AMX int8 matmul rows for the 32-block weights against Q8_0 activations — Q8_0 (in the GGUF rows or repacked
-// at load, quant/q8-0-x16.h), Q4_0 and IQ4_NL (docs/kernels.md, "The AMX path"). Compiled twice:
+// at load, quant/q8-0-x16.h), Q4_0 and IQ4_NL — and against Q8_1, Q4_1 and Q5_1 with their minimum
+// (docs/kernels.md, "The AMX path"). Compiled twice:
 // TM_KERNELS_AMX (the instructions, -mamx-tile -mamx-int8 and the AVX-512 flags) and TM_KERNELS_AMX_EMULATED
 // (the C++ tests: the scalar tile emulator and SIMDe's AVX-512).
 //
 // NOTE(amx-blocks): the numerics are kernels/block-step/step.h's (the avx512 level's too: the same bits), per
 // (row, token): the exact int32 dot of each 32-block, then acc = fma(d_w * d_x, float(dot), acc) in block
-// order. One TDPBSSD computes those dots for n <= 16 tokens x 16 rows of one block: A = the block of the n
+// order (Q4_1 and Q5_1: then acc = fma(m_w, s_x, acc), block_step_min). One TDPBSSD computes those dots for n <= 16 tokens x 16 rows of one block: A = the block of the n
 // tokens, a row of 32 bytes each (packed per call from the activations, 64-byte aligned); B = the block of 16
 // weight rows in VNNI layout (8 rows of 64 bytes, row k holding bytes 4k..4k+3 of every weight row: the layout
 // Q8_0 is repacked into at load, read in place, and that the GGUF rows are converted into per pass); C = n
@@ -26,8 +27,11 @@
 #include "kernels/simd/int8-weights.h"
 #include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
+#include "quant/q4-1.h"
+#include "quant/q5-1.h"
 #include "quant/q8-0.h"
 #include "quant/q8-0-x16.h"
+#include "quant/q8-1.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -55,10 +59,18 @@ static_assert(k_rows == quant::k_x16_rows && k_rows == k_tile_weight_rows && qua
               "a B tile is one block of a 16-row group");
 
 // The activations as the A tiles read them: per block, the tokens' 32 bytes one after another (a 512-byte tile
-// of stride 32), then their 16 F32 scales; 64-byte aligned (a Q8_0 row's 34-byte blocks would put half of the
-// tile's rows across two cache lines, and split loads tripled the tile loads' cost).
-constexpr size_t k_act_quads = size_t(k_tok) * quant::qk8_0;                  // 512
-constexpr size_t k_act_block = k_act_quads + sizeof(float) * k_tok;          // + 64
+// of stride 32), then their 16 F32 scales, and against Q8_1 their 16 F32 sums; 64-byte aligned (a Q8_0 row's
+// 34-byte blocks would put half of the tile's rows across two cache lines, and split loads tripled the tile
+// loads' cost).
+constexpr size_t k_act_quads = size_t(k_tok) * quant::qk8_0;   // 512
+template <bool Min>
+constexpr size_t k_act_block = k_act_quads + sizeof(float) * k_tok * (Min ? 2 : 1);
+
+// The weight formats with a minimum (Q4_1, Q5_1): Q8_1 activations, and the second step of block_step_min.
+template <typename Block>
+constexpr bool k_has_min = std::is_same_v<Block, quant::block_q4_1> || std::is_same_v<Block, quant::block_q5_1>;
+template <typename Block>
+using activation_of = std::conditional_t<k_has_min<Block>, quant::block_q8_1, quant::block_q8_0>;
 
 // NOTE(amx-noipa): the buffers the tiles read are filled by functions GCC must not analyse across calls. Built
 // at -O1 or -O2 (this build is -O3), GCC 12 deleted every call of the activation packing below as dead: from its
@@ -66,27 +78,32 @@ constexpr size_t k_act_block = k_act_quads + sizeof(float) * k_tok;          // 
 // the tile loads' asm statements inside row_group, reached through row_group_for — and the tiles multiplied
 // stale activations. noipa keeps such a call opaque (once per token group and pass: nothing to inline).
 
-// Tokens x .. x + n - 1 (row stride xb), nb blocks each, into pack (nb * k_act_block bytes); the rows and
-// scales past n are never read. Opaque to GCC's interprocedural analysis: NOTE(amx-noipa).
+// Tokens x .. x + n - 1 (row stride xb; A: Q8_0 or Q8_1 blocks), nb blocks each, into pack (nb * k_act_block
+// bytes); the rows, scales and sums past n are never read. Opaque to GCC's interprocedural analysis:
+// NOTE(amx-noipa).
+template <typename A>
 __attribute__((noipa)) void pack_activations(const char * x, size_t xb, int n, int64_t nb, uint8_t * pack) {
+    constexpr bool min = std::is_same_v<A, quant::block_q8_1>;
     for (int64_t b = 0; b < nb; ++b) {
-        uint8_t * dst = pack + size_t(b) * k_act_block;
+        uint8_t * dst = pack + size_t(b) * k_act_block<min>;
         float * dx = reinterpret_cast<float *>(dst + k_act_quads);
         for (int t = 0; t < n; ++t) {
-            const quant::block_q8_0 & blk = reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb)[b];
+            const A & blk = reinterpret_cast<const A *>(x + size_t(t) * xb)[b];
             _mm256_store_si256(reinterpret_cast<__m256i *>(dst + size_t(t) * quant::qk8_0),
                                _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qs)));
             dx[t] = _cvtsh_ss(blk.d);
+            if constexpr (min) dx[k_tok + t] = _cvtsh_ss(blk.s);
         }
     }
 }
 
 // Rows w .. w + m - 1 (stride wb), nb blocks each, as the repacked layout (quant/q8-0-x16.h) into group
 // ((nb + 1) / 2 block pairs): the weights decoded to int8 as the SIMD levels decode them (int8_weights), the 16
-// x 8 quads transposed as the tokens of kernels/block-step/vnni-pack.h; rows past m zero (weights and scales).
-// Opaque to GCC's interprocedural analysis: NOTE(amx-noipa).
+// x 8 quads transposed as the tokens of kernels/block-step/vnni-pack.h; for a format with a minimum the 16 rows'
+// F16 minimums of block b at mins + 16 b; rows past m zero (weights, scales and minimums). Opaque to GCC's
+// interprocedural analysis: NOTE(amx-noipa).
 template <typename Block>
-__attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int64_t nb, block_q8_0_x16 * group) {
+__attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int64_t nb, block_q8_0_x16 * group, uint16_t * mins) {
     for (int64_t b = 0; b < nb; ++b) {
         block_q8_0_x16 & pair = group[b / k_pair];
         const int h = int(b % k_pair);
@@ -96,9 +113,11 @@ __attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int6
                 const Block & blk = reinterpret_cast<const Block *>(w + size_t(r) * wb)[b];
                 q[r] = int8_weights<Block>::values(blk);
                 pair.d[h][r] = blk.d;
+                if constexpr (k_has_min<Block>) mins[b * k_rows + r] = blk.m;
             } else {
                 q[r] = _mm256_setzero_si256();
                 pair.d[h][r] = 0;
+                if constexpr (k_has_min<Block>) mins[b * k_rows + r] = 0;
             }
         }
         store_quads(q, reinterpret_cast<uint8_t *>(pair.qs[h]));
@@ -128,7 +147,7 @@ inline void prefetch_block(const char * p, int64_t b) {
 #define TM_AMX_PRODUCT(B, TA, TB, TC)                                                                  \
     do {                                                                                               \
         const char * wb = reinterpret_cast<const char *>(group[(B) / k_pair].qs[(B) % k_pair]);       \
-        TM_TILE_LOADD(TA, pack + size_t(B) * k_act_block, quant::qk8_0);                               \
+        TM_TILE_LOADD(TA, pack + size_t(B) * act_block, quant::qk8_0);                               \
         TM_TILE_LOADD(TB, wb, 4 * k_rows);                                                             \
         prefetch_block<_MM_HINT_T1>(wb + next_group, (B));                                             \
         prefetch_block<_MM_HINT_T0>(wb + k_prefetch_near, (B));                                        \
@@ -137,15 +156,19 @@ inline void prefetch_block(const char * p, int64_t b) {
     } while (0)
 
 // Block B's dots (stored in dots[D]) folded into the N tokens' accumulators, 16 rows a zmm: the step of
-// kernels/block-step/step.h lane by lane, acc = fma(d_w * d_x (rounded), float(dot), acc). Lanes of rows past
-// m compute with scale 0 (their weights and scales are zero) and are never stored.
+// kernels/block-step/step.h lane by lane, acc = fma(d_w * d_x (rounded), float(dot), acc), and with Min
+// block_step_min's acc = fma(m_w, s_x, acc). Lanes of rows past m compute with scale 0 (their weights, scales
+// and minimums are zero) and are never stored.
 #define TM_AMX_FOLD(B, D)                                                                                        \
     do {                                                                                                         \
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(group[(B) / k_pair].d[(B) % k_pair]))); \
-        const float * dx = reinterpret_cast<const float *>(pack + size_t(B) * k_act_block + k_act_quads);      \
+        const float * dx = reinterpret_cast<const float *>(pack + size_t(B) * act_block + k_act_quads);        \
+        __m512 mw = _mm512_setzero_ps();                                                                         \
+        if constexpr (Min) mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(mins + size_t(B) * k_rows))); \
         _Pragma("GCC unroll 16") for (int t = 0; t < N; ++t) {                                                   \
             const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[t]));                                       \
             acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(_mm512_load_si512(dots[D][t])), acc[t]);          \
+            if constexpr (Min) acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(dx[k_tok + t]), acc[t]);              \
         }                                                                                                        \
     } while (0)
 
@@ -165,12 +188,15 @@ inline void prefetch_block(const char * p, int64_t b) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// One group of 16 weight rows (group: its block pairs, nb blocks) x the N packed tokens of pack, every block:
-// y[t * ldy + r] for the first m rows. Tiles configured by the caller for N tokens. The tile unit works ahead
+// One group of 16 weight rows (group: its block pairs, nb blocks; with Min, mins: their minimums as
+// prepare_group leaves them) x the N packed tokens of pack, every block: y[t * ldy + r] for the first m rows.
+// Tiles configured by the caller for N tokens. The tile unit works ahead
 // of the fold: while block b is folded, block b + 2's C tile is being stored and block b + 3's product
 // computed (four C tiles in rotation), so the fold never waits on a product or its store.
-template <int N>
-void row_group(const block_q8_0_x16 * group, int64_t nb, const uint8_t * pack, float * y, int64_t ldy, int m) {
+template <int N, bool Min>
+void row_group(const block_q8_0_x16 * group, const uint16_t * mins, int64_t nb, const uint8_t * pack, float * y, int64_t ldy,
+               int m) {
+    constexpr size_t act_block = k_act_block<Min>;
     __m512 acc[N];
 #pragma GCC unroll 16
     for (int t = 0; t < N; ++t) acc[t] = _mm512_setzero_ps();
@@ -208,6 +234,7 @@ template <typename Block>
 void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void * w, size_t wb, const void * x,
           size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
     constexpr bool in_place = std::is_same_v<Block, block_q8_0_x16>;
+    constexpr bool min = k_has_min<Block>;
     if (n_tok <= 0 || r1 <= r0) return;
     if (!in_place && n_tok < k_amx_min_tokens) {
         simd(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
@@ -215,10 +242,14 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     }
     const int64_t nb = n_in / quant::qk8_0;
     const int64_t groups = (r1 - r0 + k_rows - 1) / k_rows;
-    const size_t group_pack = size_t(nb) * k_act_block;
+    const size_t group_pack = size_t(nb) * k_act_block<min>;
     const int64_t pass_groups = pass_token_groups(n_tok, group_pack);
     uint8_t * pack = scratch_space<0>(size_t(pass_groups) * group_pack);
-    block_q8_0_x16 * converted = in_place ? nullptr : reinterpret_cast<block_q8_0_x16 *>(scratch_space<1>(size_t(nb + 1) / k_pair * sizeof(block_q8_0_x16)));
+    // A converted group: its block pairs, then (with a minimum) its minimums, 16 per block.
+    const size_t pairs_bytes = size_t(nb + 1) / k_pair * sizeof(block_q8_0_x16);
+    uint8_t * converted_bytes = in_place ? nullptr : scratch_space<1>(pairs_bytes + (min ? size_t(nb) * k_rows * sizeof(uint16_t) : 0));
+    auto * converted = reinterpret_cast<block_q8_0_x16 *>(converted_bytes);
+    auto * mins = min ? reinterpret_cast<uint16_t *>(converted_bytes + pairs_bytes) : nullptr;
     if (!pack || (!in_place && !converted)) {
         reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
@@ -230,19 +261,21 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     int m = 0;                                // and its rows
     walk_passes(
         tiles, n_tok, groups, pass_groups, pack, group_pack,
-        [&](int64_t t0, int n, uint8_t * dst) { pack_activations(xc + size_t(t0) * xb, xb, n, nb, dst); },
+        [&](int64_t t0, int n, uint8_t * dst) { pack_activations<activation_of<Block>>(xc + size_t(t0) * xb, xb, n, nb, dst); },
         [&](int64_t g) {
             m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
             const char * wg = wc + size_t(g * k_rows) * wb;
             if constexpr (in_place) {
                 group = reinterpret_cast<const block_q8_0_x16 *>(wg);
             } else {
-                prepare_group<Block>(wg, wb, m, nb, converted);
+                prepare_group<Block>(wg, wb, m, nb, converted, mins);
                 group = converted;
             }
         },
         [&](int64_t g, int64_t t0, int n, const uint8_t * packed) {
-            with_token_count(n, [&](auto count) { row_group<decltype(count)::value>(group, nb, packed, y + t0 * ldy + r0 + g * k_rows, ldy, m); });
+            with_token_count(n, [&](auto count) {
+                row_group<decltype(count)::value, min>(group, mins, nb, packed, y + t0 * ldy + r0 + g * k_rows, ldy, m);
+            });
         });
 }
 
@@ -261,6 +294,16 @@ void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n
 void matmul_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                      int64_t r1, float * y, int64_t ldy) {
     rows<block_q8_0_x16>(nullptr, block_step_ref::matmul_q8_0_x16, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q4_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    rows<quant::block_q4_1>(TM_AMX_SIMD_LEVEL::matmul_q4_1, block_step_ref::matmul_q4_1, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
+void matmul_q5_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                 int64_t r1, float * y, int64_t ldy) {
+    rows<quant::block_q5_1>(TM_AMX_SIMD_LEVEL::matmul_q5_1, block_step_ref::matmul_q5_1, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,

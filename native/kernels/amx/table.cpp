@@ -11,6 +11,8 @@ void fill(kernel_table & t) {
     t.matmul_q8_0 = matmul_q8_0;
     t.matmul_q4_0 = matmul_q4_0;
     t.matmul_iq4_nl = matmul_iq4_nl;
+    t.matmul_q4_1 = matmul_q4_1;
+    t.matmul_q5_1 = matmul_q5_1;
     t.matmul_q8_0_x16 = matmul_q8_0_x16;
     t.q8_0_x16 = true;
     t.matmul_q4_k_x16 = matmul_q4_k_x16;

@@ -1,6 +1,7 @@
 // The scalar reference of the block-step numerics (kernels/block-step/step.h), which the avx512 and
-// avx512+amx levels compute for Q8_0, Q4_0, IQ4_NL and Q5_0 weights: per (row, token), the exact int32 dot of
-// each 32-block, folded in block order with block_step. Plain C++ (the baseline build, in tm_core): the
+// avx512+amx levels compute for Q8_0, Q4_0, IQ4_NL and Q5_0 weights (against Q8_0), Q4_1 and Q5_1 (against Q8_1):
+// per (row, token), the exact int32 dot of each 32-block, folded in block order with block_step
+// (block_step_min for the formats with a minimum). Plain C++ (the baseline build, in tm_core): the
 // yardstick the AVX-512 and AMX kernels are tested against bit for bit, and what they run when their scratch
 // buffers cannot be allocated.
 #include "kernels/block-step/reference.h"
@@ -9,9 +10,12 @@
 #include "quant/fp16.h"
 #include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
+#include "quant/q4-1.h"
 #include "quant/q5-0.h"
+#include "quant/q5-1.h"
 #include "quant/q8-0.h"
 #include "quant/q8-0-x16.h"
+#include "quant/q8-1.h"
 
 #include <cstring>
 
@@ -34,6 +38,13 @@ int q5_0_weight(const quant::block_q5_0 & w, int j) {
     uint32_t qh;
     std::memcpy(&qh, w.qh, 4);
     return quant::q5_value(w.qs, qh, j) - 16;
+}
+// The unsigned levels of the formats with a minimum (w = d * q + m).
+int q4_1_weight(const quant::block_q4_1 & w, int j) { return nibble(w.qs, j); }
+int q5_1_weight(const quant::block_q5_1 & w, int j) {
+    uint32_t qh;
+    std::memcpy(&qh, w.qh, 4);
+    return quant::q5_value(w.qs, qh, j);
 }
 
 // block(b): the row's block b (whatever layout it is read from).
@@ -60,6 +71,25 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     ref::quant_rows<W, block_q8_0, quant::qk8_0, dot<W, Weight>>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
+// Q4_1 and Q5_1 against Q8_1: each block's step, then its minimum's (block_step_min).
+template <typename W, int (*Weight)(const W &, int)>
+float dot_min(const W * w, const quant::block_q8_1 * x, int64_t nb) {
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int32_t c = 0;
+        for (int j = 0; j < quant::qk8_1; ++j) c += Weight(w[b], j) * int32_t(x[b].qs[j]);
+        acc = block_step_min(acc, quant::fp16_to_fp32(w[b].d), quant::fp16_to_fp32(x[b].d), c, quant::fp16_to_fp32(w[b].m),
+                             quant::fp16_to_fp32(x[b].s));
+    }
+    return acc;
+}
+
+template <typename W, int (*Weight)(const W &, int)>
+void rows_min(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+              float * y, int64_t ldy) {
+    ref::quant_rows<W, quant::block_q8_1, quant::qk8_1, dot_min<W, Weight>>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+}
+
 // Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h; r0 and r1 multiples of 16): each row's blocks read back
 // from its group.
 void rows_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
@@ -77,5 +107,7 @@ TM_MATMUL_ROWS_ENTRY(matmul_q8_0, rows<block_q8_0, q8_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0, rows<quant::block_q4_0, q4_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows<quant::block_iq4_nl, iq4_nl_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_0, rows<quant::block_q5_0, q5_0_weight>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows_min<quant::block_q4_1, q4_1_weight>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows_min<quant::block_q5_1, q5_1_weight>)
 
 } // namespace tmill::kernels::block_step_ref

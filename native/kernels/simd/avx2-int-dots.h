@@ -35,10 +35,8 @@ struct avx2_int_dots {
     // Q8_0, Q4_0, Q5_0 and IQ4_NL keep llama.cpp's order (NOTE(q8-matmul)), bitwise llama.cpp's AVX2 build:
     // the generic tiles serve every shape (no block-step kernels, kernels/tiling.h int8_block_rows).
     static constexpr bool block_step = false;
-    // Q4_K keeps matmul-k.cpp's tiles for every token count (no 16-token lanes: avx512-q4-k-lanes.h), and so do
-    // Q4_1 and Q5_1 (matmul-q32.cpp; avx512-q32-min-lanes.h).
+    // Q4_K keeps matmul-k.cpp's tiles for every token count (no 16-token lanes: avx512-q4-k-lanes.h).
     static constexpr bool q4_k_lanes = false;
-    static constexpr bool q32_min_lanes = false;
     // Q4_K rows repacked 16 at a time at load (matmul-k.cpp's x16 kernel, NOTE(q4-k-x16)): half a group, 8 rows,
     // in the lanes of a ymm; a sub-block's 8 quads summed in int16 lanes (maddubs of the unsigned nibbles by the
     // token's quad: each pair at most 2 * 15 * 128, the 8 quads 30720 < 2^15), then one madd by the rows' scales

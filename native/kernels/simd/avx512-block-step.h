@@ -1,5 +1,6 @@
 // The avx512 level's matmuls for the weight types whose blocks are 32 int8 weights against Q8_0 activations
-// (Q8_0, Q4_0, IQ4_NL, Q5_0), with the block-step numerics of kernels/block-step/step.h — per (row, token) an
+// (Q8_0, Q4_0, IQ4_NL, Q5_0), and the one-token kernel of those against Q8_1 (Q4_1, Q5_1: avx512-block-step-min.h
+// gives their prompt tile and format), with the block-step numerics of kernels/block-step/step.h — per (row, token) an
 // exact int32 dot c_b per block, then acc = fma(d_w * d_x, float(c_b), acc) in block order from 0 — the
 // bits the AMX tiles and the scalar reference kernels/ref/matmul-q8-block-step.cpp give (docs/kernels.md,
 // "Matrix products"). Included by avx512-int-dots.h only (AVX-512 + VNNI), internal linkage as tiling.h.
@@ -27,11 +28,13 @@
 #include "kernels/block-step/reference.h"
 #include "kernels/simd/avx512-token-lanes.h"
 #include "kernels/simd/int8-weights.h"
+#include "quant/q8-1.h"
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 namespace tmill::kernels {
@@ -145,6 +148,8 @@ void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, panel_en
 template <typename Block, matmul_rows_kernel * Reference, bool InPlace>
 struct format {
     using block = Block;
+    using act = quant::block_q8_0;
+    static constexpr bool has_min = false;
     using entry = panel_entry;
     static constexpr matmul_rows_kernel * reference = Reference;
     static constexpr bool in_place = InPlace;
@@ -181,30 +186,35 @@ struct format_of<quant::block_q5_0> { using type = q5_0; };
 
 // A token's blocks prepared once per call, 8 blocks a group in one contiguous record (so the row loop reads
 // one activation stream beside the weights; separate arrays for the sums and scales measured slower):
-// the 8 blocks' int8 values, -128 * sum(x_b) and the F32 scale d_x (zero past the row's blocks).
+// the 8 blocks' int8 values, -128 * sum(x_b), the F32 scale d_x and, against Q8_1, the F32 sum s_x (zero past
+// the row's blocks, and for Q8_0).
 struct alignas(32) x_group {
     int8_t qs[8][quant::qk8_0];
     int32_t corr[8];
     float dx[8];
+    float sx[8];
 };
 
 // Blocks 0 .. N - 1 (N <= 8) of a row's 8-block group against T tokens' groups x[t]: lane i of dots[t] the
-// exact block dot c_i as float, lane i of scales[t] d_w * d_x rounded to float (lanes >= N zero). Per block
-// one vpdpbusd of w + 128 (unsigned) against each token's signed x, the weights loaded and offset once for
-// the T tokens; a group's -128 * sum(x) corrects its 8 sums at once.
+// exact block dot c_i as float, lane i of scales[t] d_w * d_x rounded to float, and for a format with a minimum
+// lane i of mins its m_w (lanes >= N zero). Per block one vpdpbusd of w + 128 (unsigned) against each token's
+// signed x, the weights loaded and offset once for the T tokens; a group's -128 * sum(x) corrects its 8 sums
+// at once.
 template <typename F, int N, int T>
 __attribute__((always_inline)) inline void block_dots(const typename F::block * w, const x_group * const * x, __m256 * dots,
-                                                      __m256 * scales) {
+                                                      __m256 * scales, __m256 & mins) {
     const __m256i bias = _mm256_set1_epi8(char(0x80));
     __m256i wu[8];
     // The F16 scales gathered lane by lane in a register (narrow stores then one wide load would stall on
     // store forwarding).
-    __m128i dw = _mm_setzero_si128();
+    __m128i dw = _mm_setzero_si128(), mw = _mm_setzero_si128();
     for (int i = 0; i < N; ++i) {
         wu[i] = _mm256_xor_si256(F::values(w[i]), bias);
         dw = _mm_insert_epi16(dw, w[i].d, i & 7);
+        if constexpr (F::has_min) mw = _mm_insert_epi16(mw, w[i].m, i & 7);
     }
     const __m256 dwf = _mm256_cvtph_ps(dw);
+    mins = F::has_min ? _mm256_cvtph_ps(mw) : _mm256_setzero_ps();
     for (int t = 0; t < T; ++t) {
         __m256i v[8];
         for (int i = 0; i < 8; ++i)
@@ -216,28 +226,49 @@ __attribute__((always_inline)) inline void block_dots(const typename F::block * 
     }
 }
 
-// The first N of 8 steps (lane i: block i's scale product and dot) applied to acc in lane order.
-template <int N>
-__attribute__((always_inline)) inline __m128 steps(__m256 scales, __m256 dots, __m128 acc) {
-    const __m128 s[2] = {_mm256_castps256_ps128(scales), _mm256_extractf128_ps(scales, 1)};
-    const __m128 d[2] = {_mm256_castps256_ps128(dots), _mm256_extractf128_ps(dots, 1)};
-    if (N > 0) acc = _mm_fmadd_ss(s[0], d[0], acc);
-    if (N > 1) acc = _mm_fmadd_ss(_mm_permute_ps(s[0], 1), _mm_permute_ps(d[0], 1), acc);
-    if (N > 2) acc = _mm_fmadd_ss(_mm_permute_ps(s[0], 2), _mm_permute_ps(d[0], 2), acc);
-    if (N > 3) acc = _mm_fmadd_ss(_mm_permute_ps(s[0], 3), _mm_permute_ps(d[0], 3), acc);
-    if (N > 4) acc = _mm_fmadd_ss(s[1], d[1], acc);
-    if (N > 5) acc = _mm_fmadd_ss(_mm_permute_ps(s[1], 1), _mm_permute_ps(d[1], 1), acc);
-    if (N > 6) acc = _mm_fmadd_ss(_mm_permute_ps(s[1], 2), _mm_permute_ps(d[1], 2), acc);
-    if (N > 7) acc = _mm_fmadd_ss(_mm_permute_ps(s[1], 3), _mm_permute_ps(d[1], 3), acc);
+// Lane I of v in the low lane of an xmm.
+template <int I>
+__attribute__((always_inline)) inline __m128 lane(__m256 v) {
+    const __m128 half = I < 4 ? _mm256_castps256_ps128(v) : _mm256_extractf128_ps(v, 1);
+    return I % 4 == 0 ? half : _mm_permute_ps(half, I % 4);
+}
+
+// Step I (lane I: block I's scale product and dot, and with Min its minimum m_w and the token's s_x) applied to
+// acc: block_step, then with Min block_step_min's second fma.
+template <int I, bool Min>
+__attribute__((always_inline)) inline __m128 step(__m256 scales, __m256 dots, __m256 mins, __m256 sx, __m128 acc) {
+    acc = _mm_fmadd_ss(lane<I>(scales), lane<I>(dots), acc);
+    if constexpr (Min) acc = _mm_fmadd_ss(lane<I>(mins), lane<I>(sx), acc);
     return acc;
+}
+
+// The first N of 8 steps applied to acc in lane order.
+template <int N, bool Min>
+__attribute__((always_inline)) inline __m128 steps(__m256 scales, __m256 dots, __m256 mins, __m256 sx, __m128 acc) {
+    if (N > 0) acc = step<0, Min>(scales, dots, mins, sx, acc);
+    if (N > 1) acc = step<1, Min>(scales, dots, mins, sx, acc);
+    if (N > 2) acc = step<2, Min>(scales, dots, mins, sx, acc);
+    if (N > 3) acc = step<3, Min>(scales, dots, mins, sx, acc);
+    if (N > 4) acc = step<4, Min>(scales, dots, mins, sx, acc);
+    if (N > 5) acc = step<5, Min>(scales, dots, mins, sx, acc);
+    if (N > 6) acc = step<6, Min>(scales, dots, mins, sx, acc);
+    if (N > 7) acc = step<7, Min>(scales, dots, mins, sx, acc);
+    return acc;
+}
+
+// The sums s_x of a token's group, for a format with a minimum (nothing to load otherwise).
+template <typename F>
+__attribute__((always_inline)) inline __m256 group_sums(const x_group * x) {
+    if constexpr (F::has_min) return _mm256_load_ps(x->sx);
+    return _mm256_setzero_ps();
 }
 
 // The last, partial group of a row (N = nb % 8 blocks) against T tokens: its dots and scales, and its steps.
 template <typename F, int T, int N>
 void tail_group(const typename F::block * w, const x_group * const * x, __m128 * acc) {
-    __m256 dots[T], scales[T];
-    block_dots<F, N, T>(w, x, dots, scales);
-    for (int t = 0; t < T; ++t) acc[t] = steps<N>(scales[t], dots[t], acc[t]);
+    __m256 dots[T], scales[T], mins = _mm256_setzero_ps();
+    block_dots<F, N, T>(w, x, dots, scales, mins);
+    for (int t = 0; t < T; ++t) acc[t] = steps<N, F::has_min>(scales[t], dots[t], mins, group_sums<F>(x[t]), acc[t]);
 }
 template <typename F, int T>
 struct tails {
@@ -262,10 +293,11 @@ void row_dots(const typename F::block * const * w, const x_group * const * x, in
     const x_group * xg[T];
     for (int64_t g = 0; g < groups; ++g) {
         for (int t = 0; t < T; ++t) xg[t] = x[t] + g;
-        __m256 dots[R][T], scales[R][T];
-        for (int i = 0; i < R; ++i) block_dots<F, 8, T>(w[i] + 8 * g, xg, dots[i], scales[i]);
+        __m256 dots[R][T], scales[R][T], mins[R];
+        for (int i = 0; i < R; ++i) block_dots<F, 8, T>(w[i] + 8 * g, xg, dots[i], scales[i], mins[i]);
         for (int i = 0; i < R; ++i)
-            for (int t = 0; t < T; ++t) acc[i][t] = steps<8>(scales[i][t], dots[i][t], acc[i][t]);
+            for (int t = 0; t < T; ++t)
+                acc[i][t] = steps<8, F::has_min>(scales[i][t], dots[i][t], mins[i], group_sums<F>(xg[t]), acc[i][t]);
     }
     if (const int rest = int(nb % 8)) {
         for (int t = 0; t < T; ++t) xg[t] = x[t] + groups;
@@ -282,8 +314,9 @@ void row_dots(const typename F::block * const * w, const x_group * const * x, in
 // (6 streams: 58 against 68 tok/s).
 constexpr int64_t k_decode_max_tokens = 4;
 
-// One token's blocks as x_groups (groups of 8; blocks past nb zero).
-inline void prepare_token(const quant::block_q8_0 * xb, int64_t nb, x_group * xg) {
+// One token's blocks (Q8_0 or Q8_1) as x_groups (groups of 8; blocks past nb zero).
+template <typename A>
+void prepare_token(const A * xb, int64_t nb, x_group * xg) {
     for (int64_t gi = 0; gi < (nb + 7) / 8; ++gi) {
         x_group & g = xg[gi];
         __m256i q[8];
@@ -292,6 +325,8 @@ inline void prepare_token(const quant::block_q8_0 * xb, int64_t nb, x_group * xg
             q[i] = b < nb ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xb[b].qs)) : _mm256_setzero_si256();
             _mm256_store_si256(reinterpret_cast<__m256i *>(g.qs[i]), q[i]);
             g.dx[i] = b < nb ? _cvtsh_ss(xb[b].d) : 0.0f;
+            if constexpr (std::is_same_v<A, quant::block_q8_1>) g.sx[i] = b < nb ? _cvtsh_ss(xb[b].s) : 0.0f;
+            else g.sx[i] = 0.0f;
         }
         _mm256_store_si256(reinterpret_cast<__m256i *>(g.corr), corrections8(q));
     }
@@ -316,7 +351,7 @@ bool decode_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
     auto * xg = reinterpret_cast<x_group *>((reinterpret_cast<uintptr_t>(xbuf) + 31) & ~uintptr_t(31));
     const x_group * tokens[k_decode_max_tokens];
     for (int64_t t = 0; t < n_tok; ++t) {
-        prepare_token(reinterpret_cast<const quant::block_q8_0 *>(x + size_t(t) * xb), nb, xg + t * groups);
+        prepare_token(reinterpret_cast<const typename F::act *>(x + size_t(t) * xb), nb, xg + t * groups);
         tokens[t] = xg + t * groups;
     }
     const auto row = [&](int64_t r) { return reinterpret_cast<const typename F::block *>(w + size_t(r) * wb); };

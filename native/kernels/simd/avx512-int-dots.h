@@ -1,13 +1,13 @@
 // AVX-512's integer dot sequences for the quantized matmul family sources (kernels/simd/matmul-q32.cpp,
-// matmul-k.cpp): the block-step kernels for Q8_0, Q4_0, Q5_0 and IQ4_NL (avx512-block-step.h),
-// VNNI dpbusd lane sums on 256-bit registers for the other 32-block types, and the K-quant super-block tiles
+// matmul-k.cpp): the block-step kernels for the 32-block types (avx512-block-step.h, avx512-block-step-min.h),
+// VNNI dpbusd lane sums on 256-bit registers for matmul-q32.cpp's tiles, and the K-quant super-block tiles
 // 64 weights a register.
 // Internal linkage, as tiling.h.
 #pragma once
 
 #include "kernels/hsum.h"
 #include "kernels/simd/avx512-block-step.h"
-#include "kernels/simd/avx512-q32-min-lanes.h"
+#include "kernels/simd/avx512-block-step-min.h"
 #include "kernels/simd/avx512-q4-k-lanes.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
@@ -35,8 +35,9 @@ struct avx512_int_dots {
         return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wn, xq), x8);
     }
 
-    // Q8_0, Q4_0, Q5_0 and IQ4_NL: the block-step kernels of avx512-block-step.h for every token count (the
-    // numerics of the AMX level; kernels/tiling.h int8_block_rows).
+    // Q8_0, Q4_0, Q5_0 and IQ4_NL, and Q4_1 and Q5_1 with their minimum: the block-step kernels of
+    // avx512-block-step.h and avx512-block-step-min.h for every token count (the numerics of the AMX level;
+    // kernels/tiling.h int8_block_rows).
     static constexpr bool block_step = true;
     template <typename Block>
     static void block_step_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
@@ -53,16 +54,6 @@ struct avx512_int_dots {
     static bool q4_k_lanes_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                                 int64_t r1, float * y, int64_t ldy) {
         return q4_k_lanes_avx512::rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-    }
-
-    // Q4_1 and Q5_1 from q32_min_lanes_min_tokens tokens on: 16 tokens in the lanes (avx512-q32-min-lanes.h,
-    // NOTE(q32-min-lanes)); false when its scratch cannot be allocated. The same threshold as Q4_K's lanes.
-    static constexpr bool q32_min_lanes = true;
-    static constexpr int64_t q32_min_lanes_min_tokens = 8;
-    template <typename Block>
-    static bool q32_min_lanes_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                                   int64_t r1, float * y, int64_t ldy) {
-        return q32_min_lanes_avx512::rows<Block>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     }
 
     // Q4_K rows repacked 16 at a time at load (matmul-k.cpp's x16 kernel, NOTE(q4-k-x16)): a group's 16 rows in

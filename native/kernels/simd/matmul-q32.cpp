@@ -1,7 +1,7 @@
 // Matmul rows for the 32-element block formats, once per ISA: Q8_0, Q4_0, Q5_0 and IQ4_NL against Q8_0
-// activations, Q4_1 and Q5_1 against Q8_1. On AVX-512, Q8_0, Q4_0, Q5_0 and IQ4_NL take the block-step
-// kernels instead (avx512-block-step.h, NOTE(block-step-avx512), through int8_block_rows); the tiles below
-// serve the rest.
+// activations, Q4_1 and Q5_1 against Q8_1. On AVX-512 all six take the block-step kernels instead
+// (avx512-block-step.h, NOTE(block-step-avx512); avx512-block-step-min.h, NOTE(block-step-min); through
+// int8_block_rows); the tiles below serve the AVX2 level.
 //
 // NOTE(q8-matmul): llama.cpp's order, the AVX2 level's (and the baseline's, block by block): one 8-lane float
 // accumulator per (row, token) pair; block b adds (d_w * d_x) times the block's int32 lane sums
@@ -33,8 +33,6 @@
 namespace tmill::kernels::TM_KERNELS_LEVEL {
 
 namespace {
-
-float f16(uint16_t h) { return _cvtsh_ss(h); }
 
 // How a block's exact int32 lane sums are formed from its decoded weights (once per row and block) and the
 // token's activations (once per token and block).
@@ -104,7 +102,7 @@ void tile_q32(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in
         for (int t = 0; t < T; ++t) {
             const A * xblk = reinterpret_cast<const A *>(x + size_t(t) * xb) + b;
             xt[t] = D::of_token(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(xblk->qs)));
-            if constexpr (F::has_min) sx[t] = f16(xblk->s);
+            if constexpr (F::has_min) sx[t] = _cvtsh_ss(xblk->s);
         }
         const __m128 dx = token_scales<A, T>(x, xb, b);
         for (int r = 0; r < R; ++r) {
@@ -114,7 +112,7 @@ void tile_q32(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in
             for (int t = 0; t < T; ++t) {
                 const __m256i p = D::lanes(wr, xt[t]);
                 acc[r][t] = _mm256_fmadd_ps(pair_scale(scales, t), _mm256_cvtepi32_ps(p), acc[r][t]);
-                if constexpr (F::has_min) offset[r][t] += f16(wblk->m) * sx[t];
+                if constexpr (F::has_min) offset[r][t] += _cvtsh_ss(wblk->m) * sx[t];
             }
         }
     }
@@ -134,23 +132,10 @@ struct q32_kernel {
 
 // One token's Q4_1 and Q5_1 tiles take 8 rows: a row's 8-lane accumulator is one FMA chain over its blocks, and
 // its offset a chain of adds, so a tile of one row waits on their latency. SmolLM2-135M Q4_1 decode through
-// Engine, 2 threads, on the Xeon (Sapphire Rapids): 1 row 51 tok/s, 4 rows 95, 8 rows 111 (avx512); 51, 86 and
-// 93 on avx2. The weights of such a model come from cache; Q8_0's one-token tiles keep 1 row, tuned for
-// streaming from memory.
+// Engine, 2 threads, on the Xeon (Sapphire Rapids): 1 row 51 tok/s, 4 rows 95, 8 rows 111 (avx512 before the
+// block step); 51, 86 and 93 on avx2. The weights of such a model come from cache; Q8_0's one-token tiles keep
+// 1 row, tuned for streaming from memory.
 constexpr int k_min_rows_one = 8;
-
-// Q4_1 and Q5_1: from int_dots::q32_min_lanes_min_tokens tokens on, where the level has them, 16 tokens in the
-// lanes of a zmm (avx512-q32-min-lanes.h, NOTE(q32-min-lanes)); else, and when their scratch cannot be
-// allocated, the tiles above. Both give the same bits.
-template <typename F, typename D = int_dots>
-void rows_q32(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
-              float * y, int64_t ldy) {
-    if constexpr (D::q32_min_lanes)
-        if (n_tok >= D::q32_min_lanes_min_tokens &&
-            D::template q32_min_lanes_rows<typename F::block>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy))
-            return;
-    tile_walk<q32_kernel<F>::template of, k_min_rows_one, isa::q4_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
 
 } // namespace
 
@@ -158,10 +143,12 @@ TM_MATMUL_ROWS_ENTRY(matmul_q8_0, int8_block_rows<int_dots, quant::block_q8_0, q
                                                   isa::q8_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0, int8_block_rows<int_dots, quant::block_q4_0, q32_kernel<q4_0_format>::of, isa::q8_rows_one,
                                                   isa::q4_rows_many>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows_q32<q4_1_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1, int8_block_rows<int_dots, quant::block_q4_1, q32_kernel<q4_1_format>::of, k_min_rows_one,
+                                                  isa::q4_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_0, int8_block_rows<int_dots, quant::block_q5_0, q32_kernel<int8_format<quant::block_q5_0>>::of, isa::q8_rows_one,
                                                   isa::q4_rows_many>)
-TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows_q32<q5_1_format>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_1, int8_block_rows<int_dots, quant::block_q5_1, q32_kernel<q5_1_format>::of, k_min_rows_one,
+                                                  isa::q4_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, int8_block_rows<int_dots, quant::block_iq4_nl, q32_kernel<int8_format<quant::block_iq4_nl>>::of,
                                                     isa::q8_rows_one, isa::q4_rows_many>)
 
