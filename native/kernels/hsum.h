@@ -1,4 +1,4 @@
-// Horizontal sum of 8 floats for the SIMD kernel files (AVX2 and AVX-512 translation units only). As in
+// Horizontal sums of 8 lanes for the SIMD kernel files (AVX2 and AVX-512 translation units only). As in
 // tiling.h the function is in an anonymous namespace: each ISA translation unit gets its own internal copy
 // compiled with its own flags, so none can leak across ISAs through the linker.
 #pragma once
@@ -16,6 +16,13 @@ inline float hsum8(__m256 v) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+// The exact int32 sums of 8 lane vectors (lane l of the result: the sum of v[l]'s 8 lanes).
+inline __m256i sums8(const __m256i * v) {
+    const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+    const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
 }
 
 // The 8-lane float accumulators of an R x T matmul tile, one per (row, token), starting at zero; store

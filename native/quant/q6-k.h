@@ -21,6 +21,13 @@ struct block_q6_k {
 };
 static_assert(sizeof(block_q6_k) == 210, "block_q6_k must match ggml's 210-byte layout");
 
+// Element e (0..255) of a super-block as the signed level q - 32 (-32..31), by the layout above.
+inline int q6_k_value(const block_q6_k & b, int e) {
+    const int h = e / 128, quarter = (e % 128) / 32, l = e % 32;
+    const uint8_t low = b.ql[64 * h + 32 * (quarter & 1) + l];
+    return ((quarter < 2 ? low & 0x0f : low >> 4) | (((b.qh[32 * h + l] >> (2 * quarter)) & 3) << 4)) - 32;
+}
+
 // n must be a multiple of 256 (checked).
 void dequantize_row_q6_k(const void * src, float * dst, int64_t n);
 

@@ -6,6 +6,7 @@
 #include "base/cpu-features.h"
 #include "base/error.h"
 #include "base/thread-pool.h"
+#include "kernels/block-step/reference.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 #include "kernels/ref/ref.h"
@@ -107,6 +108,13 @@ std::vector<variant> variants(ggml_type type) {
     std::vector<variant> out;
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) out.push_back({l.name, matmul_rows_for(l.table, type)});
     return out;
+}
+
+// The reference whose bits variant v must give for type: the level's numerics. Q6_K on the AVX-512 levels takes
+// the block step (block_step_ref::matmul_q6_k, NOTE(q6-k-block-step)); every other pair the baseline's.
+matmul_rows_fn reference_for(ggml_type type, const variant & v) {
+    if (type == ggml_type::q6_k && std::strncmp(v.name, "avx512", 6) == 0) return block_step_ref::matmul_q6_k;
+    return variants(type)[0].fn;
 }
 
 std::vector<kernel_table> levels() {
@@ -428,9 +436,11 @@ float q5_k_lanes_model(const quant::block_q5_k * w, const quant::block_q8_k * x,
 } // namespace
 
 // Q4_K and Q6_K take llama.cpp's x86 arithmetic (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)): exact
-// integer sums per super-block in ggml's lanes, then its F32 chains. Every level must give the reference's
-// bits, batch of one or of several tokens, in every tile shape: a level that rounded in another order would
-// part from llama.cpp on real models (measured on Qwen2.5-Coder-0.5B's Q6_K ffn_down before the change).
+// integer sums per super-block in ggml's lanes, then its F32 chains — but for Q6_K on the AVX-512 levels, the
+// block step of ggml's AMX backend (one exact sum per super-block, one fma: NOTE(q6-k-block-step)). Every level
+// must give its reference's bits, batch of one or of several tokens, in every tile shape: a level that rounded
+// in another order would part from llama.cpp on real models (measured on Qwen2.5-Coder-0.5B's Q6_K ffn_down
+// before the change).
 TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level") {
     std::mt19937 rng(4242);
     // Two widths: Q6_K's prompt tiles are one row with 1536-wide rows and 4 rows with 4864-wide ones
@@ -438,11 +448,11 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls are bitwise the reference at every level
     const std::pair<ggml_type, int64_t> cases[] = {{ggml_type::q4_k, 256 * 19}, {ggml_type::q6_k, 256 * 19}, {ggml_type::q6_k, 256 * 6}};
     for (const auto & [type, n_in] : cases) {
         const k_case c(type, rng, n_in);
-        std::vector<float> y_ref(size_t(k_case::n_out * k_case::max_tok), NAN);
-        variants(type)[0].fn(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, c.n_in, 0, k_case::n_out,
-                             y_ref.data(), k_case::n_out);
         int64_t compared = 0;
         for (const variant & v : variants(type)) {
+            std::vector<float> y_ref(size_t(k_case::n_out * k_case::max_tok), NAN);
+            reference_for(type, v)(c.w.data(), c.w_row, c.xa.data(), c.x_row, k_case::max_tok, c.n_in, 0, k_case::n_out,
+                                   y_ref.data(), k_case::n_out);
             const int bad = tile_shape_mismatches(v.fn, c, y_ref);
             if (bad) std::fprintf(stderr, "    type %u, %lld inputs, %s: %d outputs differ from the reference\n", unsigned(type), (long long)n_in, v.name, bad);
             CHECK_EQ(bad, 0);
@@ -504,7 +514,7 @@ int many_token_mismatches(matmul_rows_fn fn, const std::vector<uint8_t> & w, siz
 // partial last group, more than one pass of 256 tokens, panels that start small and grow over a 100-row range,
 // a range that starts inside a tile, and extreme blocks (every quant at its top, every scale at its largest
 // magnitude: Q4_K's 63, Q6_K's -128) against activations at -127 and +127, where an overflow of the integer
-// sums would show. Every level must give the reference's bits.
+// sums would show. Every level must give its reference's bits (reference_for).
 TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the reference at every level") {
     std::mt19937 rng(4343);
     const int64_t n_in = 256 * 3, n_out = 100, max_tok = 300;
@@ -528,10 +538,10 @@ TM_TEST("kernels: Q4_K and Q6_K matmuls over many tokens are bitwise the referen
                     std::memset(blk->qh, 0xff, sizeof blk->qh);
                 }
             }
-        std::vector<float> want(size_t(n_out * max_tok));
-        variants(type)[0].fn(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
         int64_t compared = 0;
         for (const variant & v : variants(type)) {
+            std::vector<float> want(size_t(n_out * max_tok));
+            reference_for(type, v)(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
             const int bad = many_token_mismatches(v.fn, w, w_row, xa, x_row, n_in, n_out, want, {5, 8, 9, 16, 17, 40, 300});
             if (bad) std::fprintf(stderr, "    type %u, %s: %d outputs differ from the reference\n", unsigned(type), v.name, bad);
             CHECK_EQ(bad, 0);

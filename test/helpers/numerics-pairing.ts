@@ -17,12 +17,12 @@ const SAME_ORDER_BUILDS: Record<string, readonly string[]> = {
 };
 
 // The types each level computes with tokenmill's own block step (an exact int32 dot per 32-block, then
-// acc = fma(d_w·d_x, float(c_b), acc) in block order, and for Q4_1 and Q5_1 acc = fma(m_w, s_x, acc) after it:
-// docs/kernels.md, "Matrix products"): against every llama.cpp build a different order (ggml's x86 builds sum
+// acc = fma(d_w·d_x, float(c_b), acc) in block order, and for Q4_1 and Q5_1 acc = fma(m_w, s_x, acc) after it;
+// Q6_K one exact sum per super-block, then acc = fma(float(isum), d_x·d_w, acc): docs/kernels.md, "Matrix products"): against every llama.cpp build a different order (ggml's x86 builds sum
 // 8 float lanes per block; its AMX backend applies the scales per block as we do, and on a Xeon the synthetic
 // Q8_0 and Q4_0 logits agreed within 1.4e-6 at every position, but equal bits are not shown). A level not
 // listed has none: avx2 and the baseline keep llama.cpp's order.
-const BLOCK_STEP_TYPES: readonly string[] = ['Q8_0', 'Q4_0', 'IQ4_NL', 'Q5_0', 'Q4_1', 'Q5_1'];
+const BLOCK_STEP_TYPES: readonly string[] = ['Q8_0', 'Q4_0', 'IQ4_NL', 'Q5_0', 'Q4_1', 'Q5_1', 'Q6_K'];
 const TOKENMILL_BLOCK_STEP_TYPES: Record<string, readonly string[]> = {
   avx512: BLOCK_STEP_TYPES,
   'avx512+amx': BLOCK_STEP_TYPES,

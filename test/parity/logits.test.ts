@@ -39,9 +39,9 @@
 //     scales are applied and summed in another order: last-bit differences, hence flips.
 //   - F32 and BF16 weights and flash attention run the same code as the zen4 build (F16 K·Q dot products
 //     whose 32 leftover products — head_dim 32 < ggml's AVX-512 F16 step of 64 — are summed in double).
-// Tokenmill runs its avx512+amx level there: the avx512 kernels, its AMX tiles for Q8_0, Q4_0, IQ4_NL, Q4_1
-// and Q5_1 computing the avx512 level's block step (an exact int32 dot per block, one fma per block and one
-// more for a minimum: docs/kernels.md, "Matrix products"). So there the AMX types and the block-step types take DIFFERENT; F32 and BF16
+// Tokenmill runs its avx512+amx level there: the avx512 kernels, its AMX tiles for Q8_0, Q4_0, IQ4_NL, Q4_1,
+// Q5_1 and Q6_K computing the avx512 level's block step (an exact int32 dot per block, one fma per block and one
+// more for a minimum; Q6_K one exact sum and one fma per super-block: docs/kernels.md, "Matrix products"). So there the AMX types and the block-step types take DIFFERENT; F32 and BF16
 // SAME_ORDER.
 // On AVX2-only CPUs node-llama-cpp loads `haswell` and tokenmill runs its avx2 kernels: measured here with
 // TOKENMILL_ISA=avx2 against a copy of node-llama-cpp's package holding only that variant, F16 and BF16

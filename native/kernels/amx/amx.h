@@ -1,12 +1,12 @@
 // The AMX level's entries (docs/kernels.md, "The AMX path"): kernels/amx/matmul-q8-0.cpp for Q8_0 (in the GGUF
-// rows or repacked at load), Q4_0, IQ4_NL, Q4_1 and Q5_1 weights, kernels/amx/matmul-q4-k.cpp for Q4_K repacked at load;
-// kernels/amx/table.cpp fills them in. The level is the AVX-512 table with these entries replaced;
-// kernels_for(isa_level::avx512_amx) builds it, and only where cpu_features_get().amx says the CPU has AMX-TILE
-// + AMX-INT8 and the OS granted this process the tile data state. Each entry computes the bits of the avx512
-// level's kernel for its type and of that kernel's scalar reference: for the 32-block types the block step
-// (kernels/block-step/step.h: an exact int32 dot per 32-block, one fma per block, and one more for a minimum;
-// block_step_ref), for Q4_K
-// the reference's super-block steps (kernels/ref/matmul-k.cpp).
+// rows or repacked at load), Q4_0, IQ4_NL, Q4_1 and Q5_1 weights, kernels/amx/matmul-q4-k.cpp for Q4_K repacked at
+// load, kernels/amx/matmul-q6-k.cpp for Q6_K; kernels/amx/table.cpp fills them in. The level is the AVX-512 table
+// with these entries replaced; kernels_for(isa_level::avx512_amx) builds it, and only where cpu_features_get().amx
+// says the CPU has AMX-TILE + AMX-INT8 and the OS granted this process the tile data state. Each entry computes
+// the bits of the avx512 level's kernel for its type and of that kernel's scalar reference: the block step
+// (kernels/block-step/step.h, block_step_ref) for the 32-block types (an exact int32 dot per 32-block, one fma per
+// block, and one more for a minimum) and for Q6_K (one exact sum and one fma per super-block), for Q4_K the
+// reference's super-block steps (kernels/ref/matmul-k.cpp).
 #pragma once
 
 #include "kernels/amx/tile-config.h"
@@ -31,6 +31,7 @@ matmul_rows_kernel matmul_q4_1;       // against Q8_1, with the minimum (block_s
 matmul_rows_kernel matmul_q5_1;
 matmul_rows_kernel matmul_q8_0_x16;   // Q8_0 repacked at load (quant/q8-0-x16.h), every token count on tiles
 matmul_rows_kernel matmul_q4_k_x16;   // Q4_K repacked at load (quant/q4-k-x16.h), 16 tokens and more on tiles
+matmul_rows_kernel matmul_q6_k;       // Q6_K (the GGUF rows), 16 tokens and more on tiles
 // Sets the entries the AMX level replaces; the rest of t stays as filled before (the AVX-512 level's).
 void fill(kernel_table & t);
 } // namespace amx
@@ -45,6 +46,7 @@ matmul_rows_kernel matmul_q4_1;
 matmul_rows_kernel matmul_q5_1;
 matmul_rows_kernel matmul_q8_0_x16;
 matmul_rows_kernel matmul_q4_k_x16;
+matmul_rows_kernel matmul_q6_k;
 void fill(kernel_table & t);
 // The emulator's state on the calling thread, for the tests: the tile configuration in force (STTILECFG's
 // answer; a call must leave it as it found it), a configuration loaded as other code on the thread would load

@@ -19,6 +19,7 @@
 
 #include "kernels/amx/amx.h"
 #include "kernels/amx/passes.h"
+#include "kernels/amx/split-tiles.h"
 #include "kernels/amx/tile-ops.h"
 #include "kernels/amx/tile-session.h"
 #include "kernels/block-step/vnni-pack.h"
@@ -42,10 +43,11 @@ using quant::block_q8_k;
 
 constexpr int k_tok = int(k_amx_tile_tokens);
 constexpr int k_rows = quant::k_x16_rows;
-constexpr int k_pairs = quant::qk_k / 64;                          // 4 pairs of sub-blocks per super-block
-constexpr int k_pair_bytes = 64;                                   // K of a product: a pair's activations
-constexpr size_t k_tile_bytes = size_t(k_tok) * k_pair_bytes;      // 1024: one A or B tile
-static_assert(k_rows == k_tile_weight_rows && k_tok == k_rows, "a B tile is one pair of sub-blocks of a 16-row group");
+constexpr int k_pairs = k_split_pairs;
+constexpr int k_pair_bytes = k_split_pair_bytes;
+constexpr size_t k_tile_bytes = k_split_tile_bytes;
+static_assert(k_rows == k_split_rows && k_tok == k_rows && k_pairs * 64 == quant::qk_k,
+              "a B tile is one pair of sub-blocks of a 16-row group");
 
 // The activations of a group of 16 tokens as the A tiles read them, per super-block: the 4 pairs' tiles (token
 // t's 64 bytes at row t), then the tokens' msum words (xs[i][t] = xsum_2i | xsum_2i+1 << 16, the pairs
@@ -54,8 +56,6 @@ constexpr size_t k_act_xs = size_t(k_pairs) * k_tile_bytes;                    /
 constexpr size_t k_act_d = k_act_xs + sizeof(int32_t) * k_pairs * k_tok;       // + 256
 constexpr size_t k_act_block = k_act_d + sizeof(float) * k_tok;                // + 64
 static_assert(k_act_block % 64 == 0, "every super-block's tiles start on a cache line");
-// A group's weights as the B tiles read them, per super-block: for each pair, the hi tile and the lo tile.
-constexpr size_t k_weight_block = size_t(k_pairs) * 2 * k_tile_bytes;         // 8192
 
 // Tokens x .. x + n - 1 (row stride xb), nb super-blocks each, into pack (nb * k_act_block bytes); rows and
 // values past n are never read. Opaque to GCC's interprocedural analysis: NOTE(amx-noipa) in matmul-q8-0.cpp.
@@ -88,7 +88,7 @@ inline void split_products(__m512i q, __m512i s, __m512i & hi, __m512i & lo) {
     lo = _mm512_or_si512(_mm512_and_si512(p_even, low4), _mm512_slli_epi16(_mm512_and_si512(p_odd, low4), 8));
 }
 
-// A group's weights as hi and lo B tiles (nb * k_weight_block bytes). Pair c of a super-block is the layout's
+// A group's weights as hi and lo B tiles (nb * k_split_weight_block bytes). Pair c of a super-block is the layout's
 // chunk c: quads 8c + k, already in VNNI order (a row per int32 lane), hold in their low nibbles sub-block 2c
 // (the tile's quad rows 0..7) and in their high nibbles sub-block 2c + 1 (rows 8..15); each row's byte takes its
 // sub-block's scale (a row's scale in the 4 bytes of its lane). Opaque to GCC's interprocedural analysis:
@@ -97,7 +97,7 @@ __attribute__((noipa)) void expand_group(const block_q4_k_x16 * g, int64_t nb, u
     const __m512i low4 = _mm512_set1_epi8(0x0f), spread = _mm512_set1_epi32(0x01010101);
     for (int64_t b = 0; b < nb; ++b)
         for (int c = 0; c < k_pairs; ++c) {
-            uint8_t * hi_tile = tiles + size_t(b) * k_weight_block + size_t(2 * c) * k_tile_bytes;
+            uint8_t * hi_tile = tiles + size_t(b) * k_split_weight_block + size_t(2 * c) * k_tile_bytes;
             uint8_t * lo_tile = hi_tile + k_tile_bytes;
             const __m512i sc_lo = _mm512_mullo_epi32(row_bytes(g[b].sc[2 * c]), spread);
             const __m512i sc_hi = _mm512_mullo_epi32(row_bytes(g[b].sc[2 * c + 1]), spread);
@@ -114,30 +114,6 @@ __attribute__((noipa)) void expand_group(const block_q4_k_x16 * g, int64_t nb, u
         }
 }
 
-// Pair C of super-block B: its two products, accumulated into the C tiles CH (hi) and CL (lo), through A tile TA.
-#define TM_Q4K_PAIR(B, C, TA, CH, CL)                                                                   \
-    do {                                                                                                \
-        const uint8_t * wt = tiles + size_t(B) * k_weight_block + size_t(2 * (C)) * k_tile_bytes;       \
-        TM_TILE_LOADD(TA, pack + size_t(B) * k_act_block + size_t(C) * k_tile_bytes, k_pair_bytes);     \
-        TM_TILE_LOADD(2, wt, 4 * k_rows);                                                               \
-        TM_TILE_DPBSSD(CH, TA, 2);                                                                      \
-        TM_TILE_LOADD(3, wt + k_tile_bytes, 4 * k_rows);                                                \
-        TM_TILE_DPBSSD(CL, TA, 3);                                                                      \
-    } while (0)
-
-// Super-block B's products into C tiles CH and CL, zeroed first, then stored into hi[D] and lo[D].
-#define TM_Q4K_SUPER_BLOCK(B, CH, CL, D)              \
-    do {                                              \
-        TM_TILE_ZERO(CH);                             \
-        TM_TILE_ZERO(CL);                             \
-        TM_Q4K_PAIR(B, 0, 0, CH, CL);                 \
-        TM_Q4K_PAIR(B, 1, 1, CH, CL);                 \
-        TM_Q4K_PAIR(B, 2, 0, CH, CL);                 \
-        TM_Q4K_PAIR(B, 3, 1, CH, CL);                 \
-        TM_TILE_STORED(CH, hi[D], 4 * k_rows);        \
-        TM_TILE_STORED(CL, lo[D], 4 * k_rows);        \
-    } while (0)
-
 // GCC 12 reports the deliberately undefined pass-through operand of its own _mm512_cvtepi32_ps as maybe
 // uninitialized once inlined (as in matmul-q8-0.cpp).
 #pragma GCC diagnostic push
@@ -145,8 +121,7 @@ __attribute__((noipa)) void expand_group(const block_q4_k_x16 * g, int64_t nb, u
 
 // One group of 16 rows (g: its super-blocks, tiles: their hi and lo B tiles) x the N packed tokens of pack:
 // y[t * ldy + r]. Tiles configured by the caller for N tokens and K = 64. The mins' chain first (no tiles), then
-// the products: super-block b + 1's (C tiles tmm4/tmm5 or tmm6/tmm7 by parity) are issued before super-block
-// b's stored sums are folded, so the fold overlaps them.
+// the products (split_super_blocks), each super-block's sums folded as isum = (hi << 4) + lo.
 template <int N>
 void row_group(const block_q4_k_x16 * g, const uint8_t * tiles, int64_t nb, const uint8_t * pack, float * y, int64_t ldy) {
     alignas(64) float mins[N][k_rows];
@@ -174,30 +149,20 @@ void row_group(const block_q4_k_x16 * g, const uint8_t * tiles, int64_t nb, cons
     __m512 acc[N];
 #pragma GCC unroll 16
     for (int t = 0; t < N; ++t) acc[t] = _mm512_setzero_ps();
-    alignas(64) int32_t hi[2][N][k_rows], lo[2][N][k_rows];
-    TM_Q4K_SUPER_BLOCK(0, 4, 5, 0);
-    for (int64_t b = 0; b < nb; ++b) {
-        if (b + 1 < nb) {
-            if (b % 2 == 0) TM_Q4K_SUPER_BLOCK(b + 1, 6, 7, 1);
-            else TM_Q4K_SUPER_BLOCK(b + 1, 4, 5, 0);
-        }
+    split_super_blocks<tile_layout::tokens_a, N>(tiles, pack, k_act_block, nb, [&](int64_t b, const int32_t (*hi)[k_rows], const int32_t (*lo)[k_rows]) __attribute__((always_inline)) {
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g[b].d)));
         const float * dx = reinterpret_cast<const float *>(pack + size_t(b) * k_act_block + k_act_d);
-        const int d = int(b % 2);
 #pragma GCC unroll 16
         for (int t = 0; t < N; ++t) {
-            const __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(hi[d][t]), 4), _mm512_load_si512(lo[d][t]));
+            const __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(hi[t]), 4), _mm512_load_si512(lo[t]));
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx[t])), acc[t]);
         }
-    }
+    });
 #pragma GCC unroll 16
     for (int t = 0; t < N; ++t) _mm512_storeu_ps(y + t * ldy, _mm512_sub_ps(acc[t], _mm512_load_ps(mins[t])));
 }
 
 #pragma GCC diagnostic pop
-
-#undef TM_Q4K_SUPER_BLOCK
-#undef TM_Q4K_PAIR
 
 // Rows r0..r1 (multiples of 16) x every token: 16 rows and 16 tokens at a time, in the passes of
 // kernels/amx/passes.h (a row group's tiles made once per pass). Fewer than k_amx_min_tokens tokens take the avx512 kernel (the same bits); the
@@ -211,10 +176,9 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     }
     const int64_t nb = n_in / quant::qk_k;
     const size_t group_pack = size_t(nb) * k_act_block;
-    const int64_t pass_groups = pass_token_groups(n_tok, group_pack);
-    uint8_t * pack = scratch_space<0>(size_t(pass_groups) * group_pack);
-    uint8_t * tiles = scratch_space<1>(size_t(nb) * k_weight_block);
-    if (!pack || !tiles) {
+    const pass_scratch scratch = pass_scratch_for(n_tok, group_pack, size_t(nb) * k_split_weight_block);
+    uint8_t * tiles = scratch.group;
+    if (!scratch.ok) {
         ref::matmul_q4_k_x16(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
@@ -223,7 +187,7 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     const auto group_at = [&](int64_t g) { return reinterpret_cast<const block_q4_k_x16 *>(wc + size_t(g * k_rows) * wb); };
     tile_session session(k_pair_bytes);   // the thread's tile configuration, restored when the call ends
     walk_passes(
-        session, n_tok, (r1 - r0) / k_rows, pass_groups, pack, group_pack,
+        session, n_tok, (r1 - r0) / k_rows, scratch.pass_groups, scratch.pack, group_pack,
         [&](int64_t t0, int n, uint8_t * dst) { pack_activations(xc + size_t(t0) * xb, xb, n, nb, dst); },
         [&](int64_t g) { expand_group(group_at(g), nb, tiles); },
         [&](int64_t g, int64_t t0, int n, const uint8_t * packed) {

@@ -243,14 +243,13 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     const int64_t nb = n_in / quant::qk8_0;
     const int64_t groups = (r1 - r0 + k_rows - 1) / k_rows;
     const size_t group_pack = size_t(nb) * k_act_block<min>;
-    const int64_t pass_groups = pass_token_groups(n_tok, group_pack);
-    uint8_t * pack = scratch_space<0>(size_t(pass_groups) * group_pack);
     // A converted group: its block pairs, then (with a minimum) its minimums, 16 per block.
     const size_t pairs_bytes = size_t(nb + 1) / k_pair * sizeof(block_q8_0_x16);
-    uint8_t * converted_bytes = in_place ? nullptr : scratch_space<1>(pairs_bytes + (min ? size_t(nb) * k_rows * sizeof(uint16_t) : 0));
-    auto * converted = reinterpret_cast<block_q8_0_x16 *>(converted_bytes);
-    auto * mins = min ? reinterpret_cast<uint16_t *>(converted_bytes + pairs_bytes) : nullptr;
-    if (!pack || (!in_place && !converted)) {
+    const pass_scratch scratch =
+        pass_scratch_for(n_tok, group_pack, in_place ? 0 : pairs_bytes + (min ? size_t(nb) * k_rows * sizeof(uint16_t) : 0));
+    auto * converted = reinterpret_cast<block_q8_0_x16 *>(scratch.group);
+    auto * mins = min ? reinterpret_cast<uint16_t *>(scratch.group + pairs_bytes) : nullptr;
+    if (!scratch.ok) {
         reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
         return;
     }
@@ -260,7 +259,7 @@ void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void 
     const block_q8_0_x16 * group = nullptr;   // the current row group's weights, as the tiles read them
     int m = 0;                                // and its rows
     walk_passes(
-        tiles, n_tok, groups, pass_groups, pack, group_pack,
+        tiles, n_tok, groups, scratch.pass_groups, scratch.pack, group_pack,
         [&](int64_t t0, int n, uint8_t * dst) { pack_activations<activation_of<Block>>(xc + size_t(t0) * xb, xb, n, nb, dst); },
         [&](int64_t g) {
             m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));

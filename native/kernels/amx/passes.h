@@ -1,4 +1,5 @@
-// The walk every AMX matmul makes over its rows and tokens (kernels/amx/matmul-q8-0.cpp, matmul-q4-k.cpp):
+// The walk every AMX matmul makes over its rows and tokens (kernels/amx/matmul-q8-0.cpp, matmul-q4-k.cpp,
+// matmul-q6-k.cpp), and its scratch:
 // tokens in passes of up to k_amx_pass_bytes of packed activations (read from L2), each pass walking every
 // group of 16 rows once — so that a group's weights are read from memory, and converted for the tiles where
 // they must be, once per pass — and the pass's groups of 16 tokens inside. Internal linkage, as
@@ -7,6 +8,7 @@
 
 #include "kernels/amx/amx.h"
 #include "kernels/amx/tile-session.h"
+#include "kernels/block-step/vnni-pack.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -25,6 +27,23 @@ constexpr size_t k_amx_pass_bytes = size_t(1) << 20;
 inline int64_t pass_token_groups(int64_t n_tok, size_t group_pack) {
     const int64_t token_groups = (n_tok + k_amx_tile_tokens - 1) / k_amx_tile_tokens;
     return std::clamp<int64_t>(int64_t(k_amx_pass_bytes / group_pack), 1, token_groups);
+}
+
+// A call's scratch, per thread (avx512_vnni::scratch_space): the packed activations of a pass of pass_groups
+// token groups (slot 0, group_pack bytes a group) and, when group_bytes is not 0, a row group's weights as the
+// tiles read them (slot 1). ok is false when either cannot be allocated: the caller then runs its scalar
+// reference, the same bits.
+struct pass_scratch {
+    int64_t pass_groups;
+    uint8_t * pack;
+    uint8_t * group;
+    bool ok;
+};
+inline pass_scratch pass_scratch_for(int64_t n_tok, size_t group_pack, size_t group_bytes) {
+    const int64_t pass_groups = pass_token_groups(n_tok, group_pack);
+    uint8_t * pack = avx512_vnni::scratch_space<0>(size_t(pass_groups) * group_pack);
+    uint8_t * group = group_bytes ? avx512_vnni::scratch_space<1>(group_bytes) : nullptr;
+    return {pass_groups, pack, group, pack && (group || !group_bytes)};
 }
 
 // f(std::integral_constant<int, n>{}) for a token count n of 1..16: the row-group kernels are compiled per

@@ -16,6 +16,7 @@ void fill(kernel_table & t) {
     t.matmul_q8_0_x16 = matmul_q8_0_x16;
     t.q8_0_x16 = true;
     t.matmul_q4_k_x16 = matmul_q4_k_x16;
+    t.matmul_q6_k = matmul_q6_k;
 }
 
 #if defined(TM_KERNELS_AMX_EMULATED)

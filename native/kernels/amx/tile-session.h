@@ -12,25 +12,31 @@
 namespace tmill::kernels {
 namespace {
 
-// The products of one block of K bytes (32: a 32-block; 64: two Q4_K sub-blocks): tmm0/tmm1 A (n rows x K
-// bytes: n tokens' int8 values of the block), tmm2/tmm3 B (K / 4 rows x 64 bytes: the block of 16 weight rows in
-// VNNI order), tmm4..tmm7 C (n rows x 64 bytes: each token's 16 int32 dots); how the kernels use them is theirs.
+// The products of one block of K bytes (32: a 32-block; 64: two K-quant sub-blocks) between n tokens and 16
+// weight rows, in one of two operand layouts. tokens_a: tmm0/tmm1 A (n rows x K bytes: n tokens' int8 values of
+// the block), tmm2/tmm3 B (K / 4 rows x 64 bytes: the block of 16 weight rows in VNNI order), tmm4..tmm7 C (n
+// rows x 64 bytes: each token's 16 int32 dots). weights_a: tmm0/tmm1 B (K / 4 rows x 4n bytes: the tokens'
+// values in VNNI order), tmm2/tmm3 A (16 rows x K bytes: a weight row's values each), tmm4..tmm7 C (16 rows x 4n
+// bytes: each weight row's n int32 dots). How the kernels use them is theirs.
 constexpr int k_tile_block_bytes = 32;
 constexpr int k_tile_weight_rows = 16;
 
-inline void configure_tiles(int n, int k_bytes) {
+enum class tile_layout { tokens_a, weights_a };
+
+inline void configure_tiles(int n, int k_bytes, tile_layout layout) {
     tile_config cfg;
     std::memset(&cfg, 0, sizeof cfg);
     cfg.palette_id = 1;
+    const bool tokens_a = layout == tile_layout::tokens_a;
     for (int i = 0; i < 2; ++i) {
-        cfg.rows[i] = uint8_t(n);
-        cfg.colsb[i] = uint16_t(k_bytes);
-        cfg.rows[2 + i] = uint8_t(k_bytes / 4);
-        cfg.colsb[2 + i] = 4 * k_tile_weight_rows;
+        cfg.rows[i] = uint8_t(tokens_a ? n : k_bytes / 4);
+        cfg.colsb[i] = uint16_t(tokens_a ? k_bytes : 4 * n);
+        cfg.rows[2 + i] = uint8_t(tokens_a ? k_bytes / 4 : k_tile_weight_rows);
+        cfg.colsb[2 + i] = uint16_t(tokens_a ? 4 * k_tile_weight_rows : k_bytes);
     }
     for (int i = 4; i < 8; ++i) {
-        cfg.rows[i] = uint8_t(n);
-        cfg.colsb[i] = 4 * k_tile_weight_rows;
+        cfg.rows[i] = uint8_t(tokens_a ? n : k_tile_weight_rows);
+        cfg.colsb[i] = uint16_t(tokens_a ? 4 * k_tile_weight_rows : 4 * n);
     }
     TM_TILE_LOADCONFIG(&cfg);
 }
@@ -53,7 +59,9 @@ inline void load_tile_state(const tile_config & c) {
 // configuration is restored). A shape is loaded only when it changes (LDTILECFG also zeroes every tile).
 class tile_session {
 public:
-    explicit tile_session(int k_bytes) : k_bytes_(k_bytes) { TM_TILE_STORECONFIG(&callers_); }
+    explicit tile_session(int k_bytes, tile_layout layout = tile_layout::tokens_a) : k_bytes_(k_bytes), layout_(layout) {
+        TM_TILE_STORECONFIG(&callers_);
+    }
     ~tile_session() { load_tile_state(callers_); }
     tile_session(const tile_session &) = delete;
     tile_session & operator=(const tile_session &) = delete;
@@ -61,13 +69,14 @@ public:
     // The shape for n tokens (1..16) in force.
     void tokens(int n) {
         if (n == n_) return;
-        configure_tiles(n, k_bytes_);
+        configure_tiles(n, k_bytes_, layout_);
         n_ = n;
     }
 
 private:
     tile_config callers_;
     int k_bytes_;
+    tile_layout layout_;
     int n_ = 0;
 };
 

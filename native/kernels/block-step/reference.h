@@ -14,6 +14,8 @@ matmul_rows_kernel matmul_q5_0;
 // Against Q8_1 activations, with the minimum (block_step_min).
 matmul_rows_kernel matmul_q4_1;
 matmul_rows_kernel matmul_q5_1;
+// Q6_K against Q8_K, one exact sum per super-block (block_step_k).
+matmul_rows_kernel matmul_q6_k;
 // Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h): the AMX level's matmul_q8_0_x16.
 matmul_rows_kernel matmul_q8_0_x16;
 } // namespace tmill::kernels::block_step_ref

@@ -44,13 +44,13 @@ constexpr stage_indices stage_indices_for(int bit) {
     return s;
 }
 
-// One stage of the 16 x 8 dword transpose: swaps bit Bit of the register index with bit Bit of the lane
-// index, for the 4 register pairs that differ in that bit.
-template <int Bit>
+// One stage of a dword transpose of Regs registers (8: the 16 x 8 of store_quads; 16: a 16 x 16): swaps bit Bit
+// of the register index with bit Bit of the lane index, for the register pairs that differ in that bit.
+template <int Bit, int Regs = 8>
 inline void transpose_stage(__m512i * v) {
     static constexpr stage_indices s = stage_indices_for(Bit);
     const __m512i lo = _mm512_load_si512(s.lane[0]), hi = _mm512_load_si512(s.lane[1]);
-    for (int r = 0; r < 8; ++r) {
+    for (int r = 0; r < Regs; ++r) {
         if (r & (1 << Bit)) continue;
         const __m512i a = v[r], b = v[r | (1 << Bit)];
         v[r] = _mm512_permutex2var_epi32(a, lo, b);

@@ -1,7 +1,8 @@
 // The scalar reference of the block-step numerics (kernels/block-step/step.h), which the avx512 and
-// avx512+amx levels compute for Q8_0, Q4_0, IQ4_NL and Q5_0 weights (against Q8_0), Q4_1 and Q5_1 (against Q8_1):
-// per (row, token), the exact int32 dot of each 32-block, folded in block order with block_step
-// (block_step_min for the formats with a minimum). Plain C++ (the baseline build, in tm_core): the
+// avx512+amx levels compute for Q8_0, Q4_0, IQ4_NL and Q5_0 weights (against Q8_0), Q4_1 and Q5_1 (against Q8_1)
+// and Q6_K (against Q8_K): per (row, token), the exact int32 dot of each 32-block, folded in block order with
+// block_step (block_step_min for the formats with a minimum); for Q6_K the exact scaled sum of each super-block,
+// folded with block_step_k. Plain C++ (the baseline build, in tm_core): the
 // yardstick the AVX-512 and AMX kernels are tested against bit for bit, and what they run when their scratch
 // buffers cannot be allocated.
 #include "kernels/block-step/reference.h"
@@ -13,9 +14,11 @@
 #include "quant/q4-1.h"
 #include "quant/q5-0.h"
 #include "quant/q5-1.h"
+#include "quant/q6-k.h"
 #include "quant/q8-0.h"
 #include "quant/q8-0-x16.h"
 #include "quant/q8-1.h"
+#include "quant/q8-k.h"
 
 #include <cstring>
 
@@ -90,6 +93,18 @@ void rows_min(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
     ref::quant_rows<W, quant::block_q8_1, quant::qk8_1, dot_min<W, Weight>>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
+// Q6_K against Q8_K: per super-block the exact isum = sum_e sc[e / 16] * (q_e - 32) * x_e, folded with
+// block_step_k.
+float dot_q6_k(const quant::block_q6_k * w, const quant::block_q8_k * x, int64_t nb) {
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int32_t isum = 0;
+        for (int e = 0; e < quant::qk_k; ++e) isum += int32_t(w[b].scales[e / 16]) * quant::q6_k_value(w[b], e) * int32_t(x[b].qs[e]);
+        acc = block_step_k(acc, quant::fp16_to_fp32(w[b].d), x[b].d, isum);
+    }
+    return acc;
+}
+
 // Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h; r0 and r1 multiples of 16): each row's blocks read back
 // from its group.
 void rows_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
@@ -109,5 +124,6 @@ TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows<quant::block_iq4_nl, iq4_nl_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_0, rows<quant::block_q5_0, q5_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows_min<quant::block_q4_1, q4_1_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows_min<quant::block_q5_1, q5_1_weight>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k, ref::quant_rows<quant::block_q6_k, quant::block_q8_k, quant::qk_k, dot_q6_k>)
 
 } // namespace tmill::kernels::block_step_ref

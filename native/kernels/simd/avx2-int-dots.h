@@ -32,9 +32,11 @@ struct avx2_int_dots {
     static __m256i q4_lanes(__m256i wn, __m256i xq, __m256i x8) {
         return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(wn, xq), x8), _mm256_set1_epi16(1));
     }
-    // Q8_0, Q4_0, Q5_0 and IQ4_NL keep llama.cpp's order (NOTE(q8-matmul)), bitwise llama.cpp's AVX2 build:
+    // Q8_0, Q4_0, Q5_0, IQ4_NL, Q4_1 and Q5_1 keep llama.cpp's order (NOTE(q8-matmul)), bitwise llama.cpp's AVX2 build:
     // the generic tiles serve every shape (no block-step kernels, kernels/tiling.h int8_block_rows).
     static constexpr bool block_step = false;
+    // Q6_K keeps llama.cpp's 8-lane float step (matmul-k.cpp q6_k_acc).
+    static constexpr bool q6_k_block_step = false;
     // Q4_K keeps matmul-k.cpp's tiles for every token count (no 16-token lanes: avx512-q4-k-lanes.h).
     static constexpr bool q4_k_lanes = false;
     // Q4_K rows repacked 16 at a time at load (matmul-k.cpp's x16 kernel, NOTE(q4-k-x16)): half a group, 8 rows,

@@ -26,6 +26,7 @@
 #pragma once
 
 #include "kernels/block-step/reference.h"
+#include "kernels/hsum.h"
 #include "kernels/simd/avx512-token-lanes.h"
 #include "kernels/simd/int8-weights.h"
 #include "quant/q8-1.h"
@@ -42,13 +43,6 @@ namespace {
 namespace block_step_avx512 {
 
 using namespace avx512_vnni;
-
-// The 8 int32 sums of 8 lane vectors (lane l of the result: the sum of v[l]'s 8 lanes).
-inline __m256i sums8(const __m256i * v) {
-    const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-    const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
-}
 
 // -128 * the sum of each of 8 blocks' 32 signed bytes (exact; lane i for q[i]): the vpdpbusd correction of
 // both kernels (weights in prompt panels, the token's activations in decode), one vpdpbusd against ones per

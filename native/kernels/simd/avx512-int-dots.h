@@ -45,6 +45,9 @@ struct avx512_int_dots {
         block_step_avx512::rows<typename block_step_avx512::format_of<Block>::type>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     }
 
+    // Q6_K's float step: the block step's one exact sum per super-block (matmul-k.cpp q6_k_acc, NOTE(q6-k-block-step)).
+    static constexpr bool q6_k_block_step = true;
+
     // Q4_K from q4_k_lanes_min_tokens tokens on: 16 tokens in the lanes (avx512-q4-k-lanes.h, NOTE(q4-k-lanes));
     // false when its scratch cannot be allocated. Below 8 tokens matmul-k.cpp's chunks of spread row sets are as
     // fast from memory (a group of up to 8 tokens costs the lanes as much as 8): one 1536 -> 151936 matmul from

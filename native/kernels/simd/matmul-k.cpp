@@ -4,7 +4,7 @@
 // once, then added with weight (d_w * d_x) to a float accumulator; the Q4_K/Q5_K mins are accumulated apart
 // and subtracted at the end; Q6_K's -32 offset is folded into the integer sums. Q4_K and Q6_K accumulate as
 // llama.cpp's x86 builds do (kernels/ref/matmul-k.cpp, NOTE(k-matmul-ggml)), so every level gives the
-// reference's bits; Q5_K's float accumulator width is the ISA's (int_dots: 32 weights a register on AVX2,
+// reference's bits — but for Q6_K on the AVX-512 levels, which take the block step (NOTE(q6-k-block-step)); Q5_K's float accumulator width is the ISA's (int_dots: 32 weights a register on AVX2,
 // 64 with VNNI on AVX-512), so its levels may differ in the last bits (each level's order is written out lane
 // by lane in test/cpp/kernels-matmul-test.cpp, which holds the level to it). The sequence per pair is the same
 // in every tile shape (batch invariance).
@@ -186,16 +186,72 @@ void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
     acc.store(y, ldy);
 }
 
+// Q6_K's float step per (row, token) pair and super-block, after each super-block (end_block). llama.cpp's x86
+// order (the AVX2 level's, NOTE(k-matmul-ggml)): the 8 lanes into an 8-lane accumulator by fma(d_x * d_w, lane,
+// acc), hsum8 at the end. The block step (the AVX-512 levels', kernels/block-step/step.h block_step_k): the
+// lanes' exact total isum, then acc = fma(float(isum), d_x * d_w, acc), a scalar chain per pair — the totals of
+// up to 8 pairs reduced together, so the step costs about what the 8-lane FMA did.
+//
+// NOTE(q6-k-block-step): why two numerics for Q6_K. llama.cpp's x86 order keeps 8 float lanes per (row, token),
+// which a tile's whole dot cannot give, so the AMX level had no Q6_K tiles and Qwen2.5-Coder-1.5B Q4_K_M's prefill
+// spent 27 % of its time in this kernel on the Xeon. ggml's own AMX backend computes Q6_K with one exact sum per
+// super-block (ggml-cpu/amx/mmq.cpp: the sub-block scales applied to the tile sums in integers, then
+// fma(cvt(sumi), d_x * d_w, acc)), so the AVX-512 levels take that step — the bits of the AMX tiles
+// (kernels/amx/matmul-q6-k.cpp, NOTE(amx-q6-k)) and of block_step_ref::matmul_q6_k — and the AVX2 level and the
+// baseline keep llama.cpp's x86 order, as for the 32-block types (docs/kernels.md, "Why follow llama.cpp's
+// rounding").
+template <int R, int T, bool BlockStep>
+struct q6_k_acc;
+template <int R, int T>
+struct q6_k_acc<R, T, false> {
+    tile_acc<R, T> tile;
+    void add(int r, int t, __m256i lanes, float scale) {
+        tile.v[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), tile.v[r][t]);
+    }
+    void end_block() {}
+    void store(float * y, int64_t ldy) const { tile.store(y, ldy); }
+};
+template <int R, int T>
+struct q6_k_acc<R, T, true> {
+    static constexpr int pairs = R * T, padded = (pairs + 7) / 8 * 8;
+    __m128 chain[pairs];
+    __m256i lanes[padded];   // the super-block's lanes of pair r * T + t (zero past the pairs)
+    float scale[pairs];
+    q6_k_acc() {
+        for (auto & c : chain) c = _mm_setzero_ps();
+        for (auto & l : lanes) l = _mm256_setzero_si256();
+    }
+    void add(int r, int t, __m256i v, float s) {
+        lanes[r * T + t] = v;
+        scale[r * T + t] = s;
+    }
+    void end_block() {
+        for (int g = 0; g < padded; g += 8) {
+            alignas(32) float total[8];
+            if (pairs - g <= 4) {   // decode's 1 or 2 pairs, a few tokens' 4: half the reduction
+                const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(lanes[g], lanes[g + 1]), _mm256_hadd_epi32(lanes[g + 2], lanes[g + 3]));
+                _mm_store_ps(total, _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))));
+            } else {
+                _mm256_store_ps(total, _mm256_cvtepi32_ps(sums8(lanes + g)));
+            }
+            for (int i = 0; i < 8 && g + i < pairs; ++i)
+                chain[g + i] = _mm_fmadd_ss(_mm_set_ss(total[i]), _mm_set_ss(scale[g + i]), chain[g + i]);
+        }
+    }
+    void store(float * y, int64_t ldy) const {
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) y[t * ldy + r] = _mm_cvtss_f32(chain[r * T + t]);
+    }
+};
+
 // Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
 // starting at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1 (the scales times -32 still fit 16 bits, so one
-// madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the
-// 8-lane FMA with d_x * d_w and hsum8 at the end. A row's operations are the same in every tile shape
-// (NOTE(k-matmul-tiles)).
+// madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the level's
+// float step (q6_k_acc). A row's operations are the same in every tile shape (NOTE(k-matmul-tiles)).
 template <int R, int T>
 void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk_k;
-    tile_acc<R, T> tile;
-    auto & acc = tile.v;
+    q6_k_acc<R, T, int_dots::q6_k_block_step> acc;
     for (int64_t b = 0; b < nb; ++b) {
         const block_q8_k * xs[T];
         const int8_t * xq[T];
@@ -213,10 +269,11 @@ void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, in
             for (int t = 0; t < T; ++t) lanes[t] = _mm256_madd_epi16(scn, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs[t]->bsums)));
             int_dots::template q6_k_lanes<T>(wblk, xq, lanes);
             const float d = _cvtsh_ss(wblk->d);
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(xs[t]->d * d), _mm256_cvtepi32_ps(lanes[t]), acc[r][t]);
+            for (int t = 0; t < T; ++t) acc.add(r, t, lanes[t], xs[t]->d * d);
         }
+        acc.end_block();
     }
-    tile.store(y, ldy);
+    acc.store(y, ldy);
 }
 
 // Q6_K, R adjacent rows from w (row stride wb) x T tokens.
