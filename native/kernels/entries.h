@@ -24,6 +24,7 @@
     X(quantize_q8_0, quantize_kernel)           \
     X(quantize_q8_1, quantize_kernel)           \
     X(quantize_q8_k, quantize_kernel)           \
+    X(quantize_f16, quantize_kernel)            \
     X(rmsnorm, rmsnorm_kernel)                  \
     X(silu_mul, binary_kernel)                  \
     X(add, binary_kernel)                       \

@@ -41,6 +41,7 @@ using matmul_rows_fn = matmul_rows_kernel *;
 // quant::quantize_row_q8_1 (Q8_0 plus s = F16(d * sum q)); quantize_q8_k (K-quants, IQ4_XS): (n / 256)
 // block_q8_k as quant::quantize_row_q8_k. pre: n a multiple of the block (32, or 256 for Q8_K); x finite,
 // each block's amax zero or >= 1e-36 (127 / amax finite).
+// quantize_f16: (n) F16 as quant::quantize_row_f16 (round to nearest even, NaN as the canonical quiet NaN).
 using quantize_kernel = void(const float * x, void * y, int64_t n);
 
 // y (n) = x / sqrt(mean(x^2) + eps) * w; y may alias x.

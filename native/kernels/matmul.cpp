@@ -84,6 +84,7 @@ const void * matmul_prepare(thread_pool & pool, const kernel_table & k, ggml_typ
     const quantize_kernel * quantize = act == ggml_type::q8_0 ? k.quantize_q8_0
                                      : act == ggml_type::q8_1 ? k.quantize_q8_1
                                      : act == ggml_type::q8_k ? k.quantize_q8_k
+                                     : act == ggml_type::f16 ? k.quantize_f16
                                      : nullptr;
     auto convert = [&](int64_t t) {
         if (quantize) quantize(x + t * n_in, dst + size_t(t) * x_row, n_in);

@@ -151,8 +151,8 @@ void llama_forward::run(const forward_batch & batch) {
             const seq_blocks & s = batch.seqs[batch.seq_index[t]];
             const int32_t pos = batch.positions[t];
             const int32_t block = s.table[pos / k_kv_block_size], slot = pos % k_kv_block_size;
-            quant::quantize_row_f16(k_cur_.data() + t * n_kv, kv_.k_row(il, block, slot), n_kv);
-            quant::quantize_row_f16(v_cur_.data() + t * n_kv, kv_.v_row(il, block, slot), n_kv);
+            kt_.quantize_f16(k_cur_.data() + t * n_kv, kv_.k_row(il, block, slot), n_kv);
+            kt_.quantize_f16(v_cur_.data() + t * n_kv, kv_.v_row(il, block, slot), n_kv);
         }
         attention(il, batch);
         matmul(L.wo, attn_.data(), n, proj_.data());

@@ -1,10 +1,12 @@
 // Activation quantizers: every variant the machine runs (emulated AVX-512 included) writes bitwise what its
 // quant:: reference writes, on random rows, exact rounding ties, all-zero blocks, F16-subnormal scales and huge
-// values; Q8_K also on the largest magnitude appearing twice with both signs and at every vector position.
+// values; Q8_K also on the largest magnitude appearing twice with both signs and at every vector position; F16
+// rows on random bit patterns, every rounding boundary and the special values.
 #include "check.h"
 #include "kernel-levels.h"
 
 #include "kernels/kernels.h"
+#include "quant/fp16.h"
 #include "quant/q8-0.h"
 #include "quant/q8-1.h"
 #include "quant/q8-k.h"
@@ -116,4 +118,39 @@ TM_TEST("kernels: quantize_q8_1 variants match quant::quantize_row_q8_1 bitwise"
 
 TM_TEST("kernels: quantize_q8_k variants match quant::quantize_row_q8_k bitwise") {
     check_levels("q8_k", q8_k_blocks(), sizeof(quant::block_q8_k), 256, 8, quant::quantize_row_q8_k, &kernel_table::quantize_q8_k);
+}
+
+// F16 rows (the KV cache, F16 matmuls' activations): random F32 bit patterns over every exponent, the F16 rounding
+// boundaries (exact ties to even and odd, one ulp either side), the subnormal range and its ties, the overflow
+// threshold 65520 and its neighbours, zeros, infinities and NaNs (quiet, signalling, with payloads, alone in a
+// vector and among finite values), at every position of a vector and in a tail.
+TM_TEST("kernels: quantize_f16 variants match quant::quantize_row_f16 bitwise") {
+    std::mt19937 rng(16);
+    std::uniform_int_distribution<uint32_t> bits(0, 0xffffffffu);
+    std::vector<float> x;
+    const auto from_bits = [](uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; };
+    const auto bits_of = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
+    for (int i = 0; i < 4000; ++i) x.push_back(from_bits(bits(rng)));
+    for (uint32_t e = 100; e < 145; ++e)   // F32 exponents from below the F16 subnormals to past its range
+        for (uint32_t m : {0x0000u, 0x1000u, 0x3000u, 0x0fffu, 0x1001u, 0x2fffu, 0x3001u, 0x7fffffu})
+            for (uint32_t sign : {0u, 0x80000000u}) x.push_back(from_bits(sign | e << 23 | m));
+    for (float v : {65504.0f, 65519.99f, 65520.0f, 65520.01f, 65536.0f, 5.9604645e-8f, 2.9802322e-8f, 8.940697e-8f,
+                    6.1035156e-5f, 6.0975552e-5f, 0.0f, -0.0f})
+        for (float s : {1.0f, -1.0f}) x.push_back(v * s);
+    for (uint32_t special : {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fbfffffu, 0x7fc12345u})
+        x.push_back(from_bits(special));
+    for (int k = 0; k < 33; ++k) x.push_back(float(k) * 0.37f);   // a tail past every vector width
+    const int64_t n = int64_t(x.size());
+    std::vector<uint16_t> want(static_cast<size_t>(n));
+    quant::quantize_row_f16(x.data(), want.data(), n);
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        std::vector<uint16_t> got(static_cast<size_t>(n), 0xAAAA);
+        l.table.quantize_f16(x.data(), got.data(), n);
+        int bad = 0;
+        for (int64_t i = 0; i < n; ++i)
+            if (got[size_t(i)] != want[size_t(i)] && ++bad <= 3)
+                std::fprintf(stderr, "    f16 %s: element %lld (%08x) gives %04x, the reference %04x\n", l.name, (long long)i,
+                             unsigned(bits_of(x[size_t(i)])), got[size_t(i)], want[size_t(i)]);
+        CHECK_EQ(bad, 0);
+    }
 }

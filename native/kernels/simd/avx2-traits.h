@@ -37,6 +37,10 @@ struct avx2_traits {
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     }
     static f32 round_f16(f32 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)); }
+    static void store_f16(uint16_t * p, f32 x) {
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(p), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    }
+    static bool has_nan(f32 x) { return _mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)) != 0; }
 
     // The first n lanes (0 <= n <= 8); inactive lanes load as zero and are not stored.
     static mask first(int64_t n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }

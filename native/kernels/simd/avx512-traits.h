@@ -41,6 +41,10 @@ struct avx512_traits {
         return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
     }
     static f32 round_f16(f32 x) { return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)); }
+    static void store_f16(uint16_t * p, f32 x) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    }
+    static bool has_nan(f32 x) { return _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) != 0; }
 
     // The first n lanes (0 <= n; all 16 from n = 16 on); inactive lanes load as zero and are not stored.
     static mask first(int64_t n) { return n >= 16 ? mask(0xffff) : mask((1u << n) - 1u); }
