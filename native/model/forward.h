@@ -59,6 +59,10 @@ private:
     void attention(uint32_t layer, const forward_batch & batch);
     void matmul(const weight & w, const float * x, int64_t n, float * y);   // y (n, w.n_rows) = x · wᵀ
     void post_norm(const weight & w, int64_t n);
+    // f(t) for each row t of n, in contiguous chunks over the pool when there are several (every row operation
+    // reads and writes its own rows only, so no result depends on the chunking or the threads).
+    template <typename F>
+    void for_rows(int64_t n, const F & f);
     // y_i (n, w_i.n_rows) = x · w_iᵀ for weights reading the same x (q/k/v, gate/up): x's rows are
     // converted for the kernels once per run of weights with the same activation type and width.
     void matmul_same_x(std::initializer_list<std::pair<const weight *, float *>> wy, const float * x, int64_t n);
