@@ -25,7 +25,7 @@ kernel_table kernels_for(isa_level level) {
 }
 
 size_t attend_f16_heads_scratch(int64_t n_heads, int64_t head_dim) {
-    return size_t(n_heads) * size_t(2 * head_dim + 2 * k_attend_key_chunk + 2) + size_t(head_dim);
+    return size_t(n_heads) * size_t(2 * head_dim + 2 * k_attend_key_chunk + 2) + size_t(k_attend_key_chunk) * size_t(head_dim) + 16;
 }
 
 const kernel_table & kernels_get() {

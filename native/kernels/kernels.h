@@ -113,7 +113,8 @@ constexpr int64_t k_rope_max_rot = 1024;
 constexpr int32_t k_attend_key_chunk = 16;
 
 // Floats of scratch attend_f16_heads needs (any level): per head an accumulator, the F16 query, a chunk of
-// scores and one of rescale factors, the running max and sum; plus one converted key/value row.
+// scores and one of rescale factors, the running max and sum; plus a chunk of converted key rows, 64-byte
+// aligned within the scratch (16 floats of slack).
 size_t attend_f16_heads_scratch(int64_t n_heads, int64_t head_dim);
 
 enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2, avx512_amx = 3 };

@@ -314,8 +314,8 @@ TM_TEST("kernels: attend_f16_heads rejects no heads, an empty context or head") 
     const float q[16] = {0};
     const uint16_t kv[8] = {0};
     const int32_t table[1] = {0};
-    float out[16], scratch[128];
-    CHECK(attend_f16_heads_scratch(2, 8) <= 128);
+    float out[16], scratch[256];
+    CHECK(attend_f16_heads_scratch(2, 8) <= 256);
     for (const variant & var : all) {
         CHECK_THROWS_CODE(var.t.attend_f16_heads(q, 0, 8, 1.0f, 0.0f, 1, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);
         CHECK_THROWS_CODE(var.t.attend_f16_heads(q, 2, 8, 1.0f, 0.0f, 0, table, k_block, kv, kv, 0, 0, out, scratch), invalid_argument);

@@ -55,6 +55,16 @@ struct avx2_traits {
         const __m128 pairs = _mm_hadd_ps(halves, halves);
         return _mm_cvtss_f32(_mm_hadd_ps(pairs, pairs));
     }
+    // Lane i: reduce_add_ggml(v[i]) for 8 vectors, by the same pairs: the halves (lane j + lane j + 4), then
+    // (h0 + h1) and (h2 + h3), then their sum — two vectors' steps per instruction.
+    static f32 reduce_add_ggml_lanes(const f32 * v) {
+        f32 w[4];
+        for (int i = 0; i < 4; ++i)   // w[i]: the halves of v[2i] (lanes 0-3), of v[2i+1] (4-7)
+            w[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20), _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
+        // lanes 0-3: v0, v2, v4, v6; lanes 4-7: v1, v3, v5, v7
+        const f32 z = _mm256_hadd_ps(_mm256_hadd_ps(w[0], w[1]), _mm256_hadd_ps(w[2], w[3]));
+        return _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    }
     // The lowest lane equal to s, or -1.
     static int first_equal(f32 v, float s) {
         const int m = _mm256_movemask_ps(_mm256_cmp_ps(v, _mm256_set1_ps(s), _CMP_EQ_OQ));
