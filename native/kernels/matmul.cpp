@@ -16,15 +16,18 @@ namespace {
 // (2 threads, avx512, decode A/B through Engine, interleaved addons): one-token decode of the synthetic Q8_0
 // model with 2 tasks per thread against the 8 it had: 41-45 against 31-40 tok/s (nine repetitions each) with
 // the weights read at 50-62 GB/s, 30.6 against 29.7 (medians) at 34-38 GB/s; 1 task per thread as fast as 2; Qwen2.5-Coder-1.5B
-// Q4_K_M and 2 and 4 streams unchanged or faster. Batches of 8 tokens and more keep 4 per thread (2 measured
-// the same within the noise on prefill and 16 streams).
+// Q4_K_M and 2 and 4 streams unchanged or faster. Batches of 8 to 15 tokens keep 4 per thread (2 measured
+// the same within the noise on prefill and 16 streams); from k_amx_min_tokens on 2, since every task packs the
+// batch's activations for its tiles again: on the Xeon (avx512+amx, 2 threads, interleaved addons) the synthetic
+// Q8_0 512-token prompt ~365 -> ~380 tok/s, Qwen2.5-Coder-1.5B's 256-token prompt ~323 -> ~334, SmolLM2-135M's
+// ~1490 -> ~1510, 16 streams unchanged.
 // Rows repacked 16 at a time are cut on multiples of 16, and so are the GGUF rows of batches the AMX tiles
 // take (k_amx_min_tokens and more): a task's last group of fewer than 16 rows costs the tiles a whole group,
 // and SmolLM2-135M's 576- and 192-row matrices in 8 tasks had a partial group in every task (a third of the k
 // and v products wasted); the AVX-512 panels (8 rows) lose nothing by it.
 int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout layout) {
     if (n_threads <= 1) return n_out;
-    const int64_t target_tasks = int64_t(n_threads) * (n_tok >= 8 ? 4 : 2);
+    const int64_t target_tasks = int64_t(n_threads) * (n_tok >= 8 && n_tok < k_amx_min_tokens ? 4 : 2);
     const int64_t unit = layout == weight_layout::gguf && n_tok < k_amx_min_tokens ? 4 : quant::k_x16_rows;
     int64_t rows = (n_out + target_tasks - 1) / target_tasks;
     rows = (rows + unit - 1) / unit * unit;
