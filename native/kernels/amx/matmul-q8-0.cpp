@@ -102,11 +102,80 @@ __attribute__((noipa)) void pack_activations(const char * x, size_t xb, int n, i
 // x 8 quads transposed as the tokens of kernels/block-step/vnni-pack.h; for a format with a minimum the 16 rows'
 // F16 minimums of block b at mins + 16 b; rows past m zero (weights, scales and minimums). Opaque to GCC's
 // interprocedural analysis: NOTE(amx-noipa).
+// The 64 int8 levels of 64 nibbles (bytes of 0..15) of the nibble formats, as int8_weights decodes a block's 32:
+// Q4_0 the nibble minus 8, Q4_1 the nibble, IQ4_NL its level in the non-linear table.
+template <typename Block>
+__m512i nibble_levels(__m512i n) {
+    if constexpr (std::is_same_v<Block, quant::block_q4_0>) return _mm512_sub_epi8(n, _mm512_set1_epi8(8));
+    if constexpr (std::is_same_v<Block, quant::block_iq4_nl>)
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values))), n);
+    return n;
+}
+template <typename Block>
+constexpr bool k_nibbles = std::is_same_v<Block, quant::block_q4_0> || std::is_same_v<Block, quant::block_q4_1> ||
+                           std::is_same_v<Block, quant::block_iq4_nl>;
+
+// The permute indices of nibble_tile's 16 x 4 dword transpose (16 + i: lane i of the second source). Source v[i]
+// holds rows 4i .. 4i + 3, a row's 16 qs bytes (4 dwords) per 128-bit quarter. First u[2h + g] (h: rows 8h ..
+// 8h + 7, g: dwords 2g, 2g + 1) from v[2h], v[2h + 1], lane 8 (j % 2) + r % 8 = row r's dword j; then dword j of
+// every row from u[j / 2] and u[j / 2 + 2], lane r = row r.
+struct nibble_indices {
+    alignas(64) int32_t u[2][16], out[2][16];
+};
+constexpr nibble_indices nibble_indices_for() {
+    nibble_indices ix{};
+    for (int l = 0; l < 16; ++l) {
+        const int jj = l / 8, r = l % 8;   // dword 2g + jj of row r (of the 8)
+        for (int g = 0; g < 2; ++g) ix.u[g][l] = (r / 4) * 16 + 4 * (r % 4) + 2 * g + jj;
+        for (int odd = 0; odd < 2; ++odd) ix.out[odd][l] = (l / 8) * 16 + 8 * odd + l % 8;
+    }
+    return ix;
+}
+
+// The B tile of block b of rows w .. w + m - 1 for a nibble format (rows past m zero): quad row k (elements
+// 4k .. 4k + 3 of every row) is dword k % 4 of each row's qs, its low nibbles for k < 4 and its high ones for
+// k >= 4 (byte j of qs holds elements j and j + 16) — a 16 x 4 dword transpose of the rows' qs and a nibble
+// split, where the generic path decodes every row to 32 bytes and transposes 16 x 8 dwords.
+template <typename Block>
+void nibble_tile(const char * w, size_t wb, int m, int64_t b, uint8_t * tile) {
+    static constexpr nibble_indices ix = nibble_indices_for();
+    __m512i v[4];
+    for (int i = 0; i < 4; ++i) {
+        __m128i row[4];
+        for (int q = 0; q < 4; ++q) {
+            const int r = 4 * i + q;
+            row[q] = r < m ? _mm_loadu_si128(reinterpret_cast<const __m128i *>(reinterpret_cast<const Block *>(w + size_t(r) * wb)[b].qs))
+                           : _mm_setzero_si128();
+        }
+        v[i] = _mm512_inserti32x4(_mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(row[0]), row[1], 1), row[2], 2), row[3], 3);
+    }
+    __m512i u[4];
+    for (int h = 0; h < 2; ++h)
+        for (int g = 0; g < 2; ++g)
+            u[2 * h + g] = _mm512_permutex2var_epi32(v[2 * h], _mm512_load_si512(ix.u[g]), v[2 * h + 1]);
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int j = 0; j < 4; ++j) {
+        const __m512i d = _mm512_permutex2var_epi32(u[j / 2], _mm512_load_si512(ix.out[j % 2]), u[j / 2 + 2]);
+        _mm512_store_si512(tile + 64 * j, nibble_levels<Block>(_mm512_and_si512(d, low4)));
+        _mm512_store_si512(tile + 64 * (4 + j), nibble_levels<Block>(_mm512_and_si512(_mm512_srli_epi16(d, 4), low4)));
+    }
+}
+
 template <typename Block>
 __attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int64_t nb, block_q8_0_x16 * group, uint16_t * mins) {
     for (int64_t b = 0; b < nb; ++b) {
         block_q8_0_x16 & pair = group[b / k_pair];
         const int h = int(b % k_pair);
+        if constexpr (k_nibbles<Block>) {
+            for (int r = 0; r < k_rows; ++r) {
+                const bool in = r < m;
+                const Block * blk = in ? reinterpret_cast<const Block *>(w + size_t(r) * wb) + b : nullptr;
+                pair.d[h][r] = in ? blk->d : 0;
+                if constexpr (k_has_min<Block>) mins[b * k_rows + r] = in ? blk->m : 0;
+            }
+            nibble_tile<Block>(w, wb, m, b, reinterpret_cast<uint8_t *>(pair.qs[h]));
+            continue;
+        }
         __m256i q[k_rows];
         for (int r = 0; r < k_rows; ++r) {
             if (r < m) {
