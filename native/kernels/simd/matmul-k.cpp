@@ -378,16 +378,18 @@ void rows_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     else tile_walk<q4_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
-// Q6_K: rows up to k_q6_k_one_row_x's width (1536-wide: 6 super-blocks, 1260 bytes) against up to 4 tokens go
-// through spread sets of 2 rows; longer rows (or more tokens) the tile walk. One matmul from memory on one
-// thread, AMD EPYC, avx512: 1536 -> 151936, 1 to 4 tokens, 9.4-19 ms one row at a time, 7.9-14.5 ms in sets of
-// 2 (sets of 4: as fast for 1 token, 15-20 % slower for 3 and 4); 8960 -> 20480, within +-10 % either way.
+// Q6_K: up to 4 tokens go through spread sets of 2 rows (two streams per core), more tokens the tile walk. One
+// matmul from memory on one thread, AMD EPYC, avx512: 1536 -> 151936, 1 to 4 tokens, 9.4-19 ms one row at a
+// time, 7.9-14.5 ms in sets of 2 (sets of 4: as fast for 1 token, 15-20 % slower for 3 and 4); 8960 -> 20480,
+// within +-10 % either way. Rows longer than k_q6_k_one_row_x's width took one row at a time until the Xeon
+// (Sapphire Rapids), where sets of 2 lifted Qwen2.5-Coder-1.5B Q4_K_M's decode (its 8960-wide Q6_K ffn_down)
+// from ~19.4 to ~20.2 tok/s (avx512+amx) and ~17.5 to ~18.5 (avx2), through Engine, 2 threads, interleaved.
 constexpr int k_q6_k_set_rows = 2;
 
 void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
                float * y, int64_t ldy) {
     const bool short_rows = 4 * xb <= k_q6_k_one_row_x;
-    if (short_rows && n_tok <= 4) few_tokens<q6_k_at, k_q6_k_set_rows>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    if (n_tok <= 4) few_tokens<q6_k_at, k_q6_k_set_rows>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     else if (short_rows) tile_walk<q6_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
