@@ -55,6 +55,17 @@ struct avx2_traits {
         const __m128 pairs = _mm_hadd_ps(halves, halves);
         return _mm_cvtss_f32(_mm_hadd_ps(pairs, pairs));
     }
+    // Lane i: the largest lane of v[i] for 8 vectors (max is exact in any order): halves, then pairs of lanes.
+    static f32 max_lanes(const f32 * v) {
+        f32 w[4], x[2];
+        for (int i = 0; i < 4; ++i)   // w[i]: v[2i]'s 4 half maxima (lanes 0-3), v[2i+1]'s (4-7)
+            w[i] = _mm256_max_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20), _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
+        for (int i = 0; i < 2; ++i)   // per 128-bit lane: (0, 2) and (1, 3) of two vectors
+            x[i] = _mm256_max_ps(_mm256_shuffle_ps(w[2 * i], w[2 * i + 1], 0x44), _mm256_shuffle_ps(w[2 * i], w[2 * i + 1], 0xEE));
+        // lanes 0-3: v0, v2, v4, v6; lanes 4-7: v1, v3, v5, v7
+        const f32 z = _mm256_max_ps(_mm256_shuffle_ps(x[0], x[1], 0x88), _mm256_shuffle_ps(x[0], x[1], 0xDD));
+        return _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    }
     // Lane i: reduce_add_ggml(v[i]) for 8 vectors, by the same pairs: the halves (lane j + lane j + 4), then
     // (h0 + h1) and (h2 + h3), then their sum — two vectors' steps per instruction.
     static f32 reduce_add_ggml_lanes(const f32 * v) {

@@ -97,9 +97,21 @@ struct avx512_traits {
         for (int i = 0; i < 2; ++i) y[i] = reduce_step(x[2 * i], x[2 * i + 1], ix.y[0], ix.y[1]);
         return reduce_step(y[0], y[1], ix.z[0], ix.z[1]);
     }
-    // One step of reduce_add_ggml_lanes: the lanes of a and b that first picks plus those second picks.
+    // Lane i: the largest lane of v[i] for 16 vectors (max is exact in any order: reduce_add_ggml_lanes' steps).
+    static f32 max_lanes(const f32 * v) {
+        static constexpr reduce_lanes_indices ix = reduce_lanes_indices_for();
+        f32 w[8], x[4], y[2];
+        for (int i = 0; i < 8; ++i) w[i] = reduce_step<true>(v[2 * i], v[2 * i + 1], ix.w[0], ix.w[1]);
+        for (int i = 0; i < 4; ++i) x[i] = reduce_step<true>(w[2 * i], w[2 * i + 1], ix.x[0], ix.x[1]);
+        for (int i = 0; i < 2; ++i) y[i] = reduce_step<true>(x[2 * i], x[2 * i + 1], ix.y[0], ix.y[1]);
+        return reduce_step<true>(y[0], y[1], ix.z[0], ix.z[1]);
+    }
+    // One step of reduce_add_ggml_lanes (Max: of max_lanes): the lanes of a and b that first picks plus (or the
+    // larger of them and) those second picks.
+    template <bool Max = false>
     static f32 reduce_step(f32 a, f32 b, const int32_t * first, const int32_t * second) {
-        return _mm512_add_ps(_mm512_permutex2var_ps(a, _mm512_load_si512(first), b), _mm512_permutex2var_ps(a, _mm512_load_si512(second), b));
+        const f32 p = _mm512_permutex2var_ps(a, _mm512_load_si512(first), b), q = _mm512_permutex2var_ps(a, _mm512_load_si512(second), b);
+        return Max ? _mm512_max_ps(p, q) : _mm512_add_ps(p, q);
     }
     // The lowest lane equal to s, or -1.
     static int first_equal(f32 v, float s) {

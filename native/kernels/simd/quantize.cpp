@@ -48,15 +48,50 @@ float quantize_block32(const float * xb, int8_t * qs) {
     return amax / 127.0f;
 }
 
+// W consecutive blocks of 32 at x quantized as quantize_block32 quantizes one — per block the same operations
+// (amax of |x|, id = 127 / amax or 0 for amax == 0, q = round(x * id), d = amax / 127) — with the W maxima found
+// together (isa::max_lanes: max is exact in any order) and the W divisions as one vector's: the scalar
+// reduction and divisions of each block were a serial chain most of the quantizer's time. Block i's bytes to
+// q + i * stride; lane i of the result is its d (F32, before the rounding to F16).
+isa::f32 quantize_blocks32(const float * x, int8_t * q, size_t stride) {
+    constexpr int W = isa::width, n_vec = 32 / W;
+    isa::f32 m[W];
+    for (int i = 0; i < W; ++i) {
+        m[i] = isa::abs(isa::load(x + 32 * i));
+        for (int k = 1; k < n_vec; ++k) m[i] = isa::max(m[i], isa::abs(isa::load(x + 32 * i + k * W)));
+    }
+    const isa::f32 amax = isa::max_lanes(m);
+    alignas(64) float id[W];
+    isa::store(id, isa::select_less(isa::zero(), amax, isa::div(isa::set1(127.0f), amax), isa::zero()));
+    for (int i = 0; i < W; ++i) {
+        const isa::f32 vid = isa::set1(id[i]);
+        isa::f32 v[n_vec];
+        for (int k = 0; k < n_vec; ++k) v[k] = isa::mul(isa::load(x + 32 * i + k * W), vid);
+        isa::store_q8(q + size_t(i) * stride, v);
+    }
+    return isa::div(amax, isa::set1(127.0f));
+}
+
+// Every block of a row of nb: W at a time (quantize_blocks32), the rest one by one; finish(i, d) stores block
+// i's scale (and what else its format derives from d and its bytes).
+template <typename Block, typename Finish>
+void quantize_row32(const float * x, Block * out, int64_t nb, const Finish & finish) {
+    constexpr int W = isa::width;
+    int64_t i = 0;
+    for (; i + W <= nb; i += W) {
+        alignas(64) float d[W];
+        isa::store(d, quantize_blocks32(x + i * 32, out[i].qs, sizeof(Block)));
+        for (int j = 0; j < W; ++j) finish(i + j, d[j]);
+    }
+    for (; i < nb; ++i) finish(i, quantize_block32(x + i * 32, out[i].qs));
+}
+
 } // namespace
 
 void quantize_q8_0(const float * x, void * y, int64_t n) {
     // pre: n % 32 == 0 (the matmul that calls this checked n_in against the block size)
     quant::block_q8_0 * out = static_cast<quant::block_q8_0 *>(y);
-    for (int64_t i = 0; i < n / quant::qk8_0; ++i) {
-        const float d = quantize_block32(x + i * quant::qk8_0, out[i].qs);
-        out[i].d = uint16_t(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
-    }
+    quantize_row32(x, out, n / quant::qk8_0, [&](int64_t i, float d) { out[i].d = uint16_t(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT)); });
 }
 
 // NOTE(quantize-f16): F16C's conversion (immediate round-to-nearest-even) gives quant::fp32_to_fp16's bits for
@@ -81,14 +116,13 @@ void quantize_f16(const float * x, void * y, int64_t n) {
 void quantize_q8_1(const float * x, void * y, int64_t n) {
     // pre: n % 32 == 0
     quant::block_q8_1 * out = static_cast<quant::block_q8_1 *>(y);
-    for (int64_t i = 0; i < n / quant::qk8_1; ++i) {
-        const float d = quantize_block32(x + i * quant::qk8_1, out[i].qs);
+    quantize_row32(x, out, n / quant::qk8_1, [&](int64_t i, float d) {
         const __m256i s4 = sum8x4(out[i].qs);
         const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
         const int sum = int(_mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1));
         out[i].d = uint16_t(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
         out[i].s = uint16_t(_cvtss_sh(d * float(sum), _MM_FROUND_TO_NEAREST_INT));
-    }
+    });
 }
 
 void quantize_q8_k(const float * x, void * y, int64_t n) {
