@@ -6,6 +6,7 @@
 #include "kernels/ref/ref.h"
 
 #include <cstdint>
+#include <type_traits>
 
 // No <cmath> here (its inline functions could be emitted with this file's ISA flags and picked by the
 // linker for baseline callers); glibc's expf and tanhf are what llama.cpp calls (std::tanh(float) is
@@ -253,7 +254,17 @@ void attend_heads(const float * q, int64_t n_heads, int64_t head_dim, float scal
             int64_t g = 0;
             for (; g + group <= n_heads; g += group)
                 update_values<NV, group>(acc + g * hd, sc + g * k_chunk, ms + g * k_chunk, sum + g, nj, v_base, rows);
-            for (; g < n_heads; ++g) update_values<NV, 1>(acc + g * hd, sc + g * k_chunk, ms + g * k_chunk, sum + g, nj, v_base, rows);
+            // The last heads together too (SmolLM2-135M's 3 heads a group went one at a time: each head's F16
+            // rounding chain alone, each value row loaded again per head).
+            const int64_t rest = n_heads - g;
+            const auto update = [&](auto heads) {
+                update_values<NV, decltype(heads)::value>(acc + g * hd, sc + g * k_chunk, ms + g * k_chunk, sum + g, nj, v_base, rows);
+            };
+            if constexpr (group > 3)
+                if (rest == 3) update(std::integral_constant<int, 3>{});
+            if constexpr (group > 2)
+                if (rest == 2) update(std::integral_constant<int, 2>{});
+            if (rest == 1) update(std::integral_constant<int, 1>{});
         } else {
             for (int32_t c = 0; c < nj; ++c) {
                 convert_row(v_base + rows[c], row, hd);
