@@ -164,42 +164,28 @@ void row_group(const block_q4_k_x16 * g, const uint8_t * tiles, int64_t nb, cons
 
 #pragma GCC diagnostic pop
 
-// Rows r0..r1 (multiples of 16) x every token: 16 rows and 16 tokens at a time, in the passes of
-// kernels/amx/passes.h (a row group's tiles made once per pass). Fewer than k_amx_min_tokens tokens take the avx512 kernel (the same bits); the
-// scalar reference (the same bits) runs only when the scratch buffers cannot be allocated.
-void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
-          int64_t ldy) {
-    if (n_tok <= 0 || r1 <= r0) return;
-    if (n_tok < k_amx_min_tokens) {
-        TM_AMX_SIMD_LEVEL::matmul_q4_k_x16(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-        return;
-    }
-    const int64_t nb = n_in / quant::qk_k;
-    const size_t group_pack = size_t(nb) * k_act_block;
-    const pass_scratch scratch = pass_scratch_for(n_tok, group_pack, size_t(nb) * k_split_weight_block);
-    uint8_t * tiles = scratch.group;
-    if (!scratch.ok) {
-        ref::matmul_q4_k_x16(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-        return;
-    }
-    const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
-    const char * xc = static_cast<const char *>(x);
-    const auto group_at = [&](int64_t g) { return reinterpret_cast<const block_q4_k_x16 *>(wc + size_t(g * k_rows) * wb); };
-    tile_session session(k_pair_bytes);   // the thread's tile configuration, restored when the call ends
-    walk_passes(
-        session, n_tok, (r1 - r0) / k_rows, scratch.pass_groups, scratch.pack, group_pack,
-        [&](int64_t t0, int n, uint8_t * dst) { pack_activations(xc + size_t(t0) * xb, xb, n, nb, dst); },
-        [&](int64_t g) { expand_group(group_at(g), nb, tiles); },
-        [&](int64_t g, int64_t t0, int n, const uint8_t * packed) {
-            with_token_count(n, [&](auto count) { row_group<decltype(count)::value>(group_at(g), tiles, nb, packed, y + t0 * ldy + r0 + g * k_rows, ldy); });
-        });
-}
-
 } // namespace
 
+// Rows r0..r1 (multiples of 16) x every token (kernels/amx/passes.h amx_rows): a row group's tiles made once per
+// pass; fewer than k_amx_min_tokens tokens take the avx512 kernel (the same bits).
 void matmul_q4_k_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                      int64_t r1, float * y, int64_t ldy) {
-    rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    const int64_t nb = n_in / quant::qk_k;
+    const amx_call call{TM_AMX_SIMD_LEVEL::matmul_q4_k_x16, ref::matmul_q4_k_x16, size_t(nb) * k_act_block,
+                        size_t(nb) * k_split_weight_block, k_pair_bytes, tile_layout::tokens_a};
+    const block_q4_k_x16 * g = nullptr;
+    const uint8_t * tiles = nullptr;
+    amx_rows(
+        call, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy,
+        [&](const char * xt, int n, uint8_t * dst) { pack_activations(xt, xb, n, nb, dst); },
+        [&](const char * wg, int, uint8_t * scratch) {
+            g = reinterpret_cast<const block_q4_k_x16 *>(wg);
+            expand_group(g, nb, scratch);
+            tiles = scratch;
+        },
+        [&](int n, const uint8_t * packed, float * yg, int) {
+            with_token_count(n, [&](auto count) { row_group<decltype(count)::value>(g, tiles, nb, packed, yg, ldy); });
+        });
 }
 
 } // namespace tmill::kernels::TM_AMX_LEVEL

@@ -22,6 +22,7 @@
 #include "kernels/amx/tile-session.h"
 #include "kernels/block-step/reference.h"
 #include "kernels/block-step/vnni-pack.h"
+#include "kernels/simd/avx512-q6-k-levels.h"
 #include "quant/q6-k.h"
 #include "quant/q8-k.h"
 
@@ -83,11 +84,9 @@ inline void split_levels(__m512i q, __m512i sc_lo, __m512i sc_hi, __m512i & hi, 
 
 // Rows w .. w + m - 1 (stride wb), nb super-blocks each, decoded into group (nb * (k_split_weight_block +
 // k_group_scales) bytes): per super-block and pair, the hi and lo A tiles (row r: row r's 64 values of the pair),
-// then the rows' scales; rows past m zero. A 128-element half's 64-byte quarters are elements 128h + 0..63 (the low nibbles of ql with qh's
-// bit pairs 0 and 2) and 128h + 64..127 (the high nibbles, bit pairs 4 and 6), as the avx512 level decodes them.
-// Opaque to GCC's interprocedural analysis: NOTE(amx-noipa) in matmul-q8-0.cpp.
+// then the rows' scales; rows past m zero. The levels as the avx512 level decodes them (q6_k_levels). Opaque to
+// GCC's interprocedural analysis: NOTE(amx-noipa) in matmul-q8-0.cpp.
 __attribute__((noipa)) void decode_group(const char * w, size_t wb, int m, int64_t nb, uint8_t * group) {
-    const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3);
     // Words 0..15: 0, words 16..31: 1 — plus 2 s, the indices of sub-blocks 2 s and 2 s + 1 (elements 32 s .. 32 s + 31).
     const __m512i half_index = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
     for (int64_t b = 0; b < nb; ++b) {
@@ -105,13 +104,8 @@ __attribute__((noipa)) void decode_group(const char * w, size_t wb, int m, int64
             // Word i: the scale of element 32 s + i.
             const auto scales_of = [&](int s) { return _mm512_permutexvar_epi16(_mm512_add_epi16(half_index, _mm512_set1_epi16(short(2 * s))), scw); };
             for (int h = 0; h < 2; ++h) {
-                const __m512i ql = _mm512_loadu_si512(blk.ql + 64 * h);
-                const __m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qh + 32 * h)));
-                const __m512i qh = _mm512_mask_srli_epi16(hb, 0xFFFF0000u, hb, 2);
-                const __m512i q_lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_slli_epi16(_mm512_and_si512(qh, three), 4));
-                const __m512i q_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
-                                                     _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 4), three), 4));
-                const __m512i q[2] = {q_lo, q_hi};
+                __m512i q[2];   // elements 128h .. 128h + 63, then 128h + 64 .. 128h + 127
+                q6_k_levels(blk, h, q[0], q[1]);
                 for (int part = 0; part < 2; ++part) {   // pair c = 2 h + part: elements 64 c .. 64 c + 63
                     const int c = 2 * h + part;
                     __m512i hi, lo;
@@ -162,45 +156,26 @@ void row_group(const uint8_t * group, int64_t nb, const uint8_t * pack, float * 
 
 #pragma GCC diagnostic pop
 
-// Rows r0..r1 x every token: 16 rows and 16 tokens at a time, in the passes of kernels/amx/passes.h (a row
-// group decoded once per pass). Fewer than k_amx_min_tokens tokens take the avx512 kernel (the same bits); the
-// scalar reference (the same bits) runs only when the scratch buffers cannot be allocated.
-void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
-          int64_t ldy) {
-    if (n_tok <= 0 || r1 <= r0) return;
-    if (n_tok < k_amx_min_tokens) {
-        TM_AMX_SIMD_LEVEL::matmul_q6_k(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-        return;
-    }
-    const int64_t nb = n_in / quant::qk_k;
-    const size_t group_pack = size_t(nb) * k_act_block;
-    const pass_scratch scratch = pass_scratch_for(n_tok, group_pack, size_t(nb) * (k_split_weight_block + k_group_scales));
-    uint8_t * group = scratch.group;
-    if (!scratch.ok) {
-        block_step_ref::matmul_q6_k(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-        return;
-    }
-    const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
-    const char * xc = static_cast<const char *>(x);
-    int m = 0;   // the current row group's rows
-    tile_session session(k_split_pair_bytes, tile_layout::weights_a);   // restored when the call ends
-    walk_passes(
-        session, n_tok, (r1 - r0 + k_rows - 1) / k_rows, scratch.pass_groups, scratch.pack, group_pack,
-        [&](int64_t t0, int n, uint8_t * dst) { pack_activations(xc + size_t(t0) * xb, xb, n, nb, dst); },
-        [&](int64_t g) {
-            m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
-            decode_group(wc + size_t(g * k_rows) * wb, wb, m, nb, group);
-        },
-        [&](int64_t g, int64_t t0, int n, const uint8_t * packed) {
-            with_token_count(n, [&](auto count) { row_group<decltype(count)::value>(group, nb, packed, y + t0 * ldy + r0 + g * k_rows, ldy, m); });
-        });
-}
-
 } // namespace
 
+// Rows r0..r1 x every token (kernels/amx/passes.h amx_rows): a row group decoded once per pass; fewer than
+// k_amx_min_tokens tokens take the avx512 kernel (the same bits).
 void matmul_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                  int64_t r1, float * y, int64_t ldy) {
-    rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    const int64_t nb = n_in / quant::qk_k;
+    const amx_call call{TM_AMX_SIMD_LEVEL::matmul_q6_k, block_step_ref::matmul_q6_k, size_t(nb) * k_act_block,
+                        size_t(nb) * (k_split_weight_block + k_group_scales), k_split_pair_bytes, tile_layout::weights_a};
+    const uint8_t * group = nullptr;
+    amx_rows(
+        call, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy,
+        [&](const char * xt, int n, uint8_t * dst) { pack_activations(xt, xb, n, nb, dst); },
+        [&](const char * wg, int m, uint8_t * scratch) {
+            decode_group(wg, wb, m, nb, scratch);
+            group = scratch;
+        },
+        [&](int n, const uint8_t * packed, float * yg, int m) {
+            with_token_count(n, [&](auto count) { row_group<decltype(count)::value>(group, nb, packed, yg, ldy, m); });
+        });
 }
 
 } // namespace tmill::kernels::TM_AMX_LEVEL

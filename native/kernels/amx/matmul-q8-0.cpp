@@ -293,90 +293,49 @@ void row_group(const block_q8_0_x16 * group, const uint16_t * mins, int64_t nb, 
 #undef TM_AMX_FOLD
 #undef TM_AMX_PRODUCT
 
-// Rows r0..r1 x every token, 16 rows and 16 tokens at a time, in the passes of kernels/amx/passes.h. Block is
-// the weights' block type, or block_q8_0_x16 for Q8_0 repacked at load (read in place; r0 and r1 - r0 multiples
-// of 16); the other formats are converted to that layout per pass and group, and
-// batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of the same numerics (simd) instead,
-// as the conversion would cost them more than the tiles save. The scalar reference (same bits) runs only when
-// the scratch buffers cannot be allocated.
-template <typename Block>
-void rows(matmul_rows_kernel * simd, matmul_rows_kernel * reference, const void * w, size_t wb, const void * x,
-          size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y, int64_t ldy) {
+// Rows r0..r1 x every token (kernels/amx/passes.h amx_rows). Block is the weights' block type, or block_q8_0_x16
+// for Q8_0 repacked at load (read in place; r0 and r1 - r0 multiples of 16); the other formats are converted to
+// that layout per pass and group, and batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of
+// the same numerics (Simd) instead, as the conversion would cost them more than the tiles save.
+template <typename Block, matmul_rows_kernel * Simd, matmul_rows_kernel * Reference>
+void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
+          int64_t ldy) {
     constexpr bool in_place = std::is_same_v<Block, block_q8_0_x16>;
     constexpr bool min = k_has_min<Block>;
-    if (n_tok <= 0 || r1 <= r0) return;
-    if (!in_place && n_tok < k_amx_min_tokens) {
-        simd(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-        return;
-    }
     const int64_t nb = n_in / quant::qk8_0;
-    const int64_t groups = (r1 - r0 + k_rows - 1) / k_rows;
-    const size_t group_pack = size_t(nb) * k_act_block<min>;
     // A converted group: its block pairs, then (with a minimum) its minimums, 16 per block.
     const size_t pairs_bytes = size_t(nb + 1) / k_pair * sizeof(block_q8_0_x16);
-    const pass_scratch scratch =
-        pass_scratch_for(n_tok, group_pack, in_place ? 0 : pairs_bytes + (min ? size_t(nb) * k_rows * sizeof(uint16_t) : 0));
-    auto * converted = reinterpret_cast<block_q8_0_x16 *>(scratch.group);
-    auto * mins = min ? reinterpret_cast<uint16_t *>(scratch.group + pairs_bytes) : nullptr;
-    if (!scratch.ok) {
-        reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-        return;
-    }
-    const char * wc = static_cast<const char *>(w) + size_t(r0) * wb;
-    const char * xc = static_cast<const char *>(x);
-    tile_session tiles(k_tile_block_bytes);   // the thread's tile configuration, restored when the call ends
+    const size_t group_bytes = in_place ? 0 : pairs_bytes + (min ? size_t(nb) * k_rows * sizeof(uint16_t) : 0);
+    const amx_call call{in_place ? nullptr : Simd, Reference, size_t(nb) * k_act_block<min>, group_bytes, k_tile_block_bytes,
+                        tile_layout::tokens_a};
     const block_q8_0_x16 * group = nullptr;   // the current row group's weights, as the tiles read them
-    int m = 0;                                // and its rows
-    walk_passes(
-        tiles, n_tok, groups, scratch.pass_groups, scratch.pack, group_pack,
-        [&](int64_t t0, int n, uint8_t * dst) { pack_activations<activation_of<Block>>(xc + size_t(t0) * xb, xb, n, nb, dst); },
-        [&](int64_t g) {
-            m = int(std::min<int64_t>(k_rows, r1 - r0 - g * k_rows));
-            const char * wg = wc + size_t(g * k_rows) * wb;
+    const uint16_t * mins = nullptr;          // and their minimums (Q4_1, Q5_1)
+    amx_rows(
+        call, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy,
+        [&](const char * xt, int n, uint8_t * dst) { pack_activations<activation_of<Block>>(xt, xb, n, nb, dst); },
+        [&](const char * wg, int m, uint8_t * scratch) {
             if constexpr (in_place) {
                 group = reinterpret_cast<const block_q8_0_x16 *>(wg);
             } else {
-                prepare_group<Block>(wg, wb, m, nb, converted, mins);
+                auto * converted = reinterpret_cast<block_q8_0_x16 *>(scratch);
+                uint16_t * converted_mins = min ? reinterpret_cast<uint16_t *>(scratch + pairs_bytes) : nullptr;
+                prepare_group<Block>(wg, wb, m, nb, converted, converted_mins);
                 group = converted;
+                mins = converted_mins;
             }
         },
-        [&](int64_t g, int64_t t0, int n, const uint8_t * packed) {
-            with_token_count(n, [&](auto count) {
-                row_group<decltype(count)::value, min>(group, mins, nb, packed, y + t0 * ldy + r0 + g * k_rows, ldy, m);
-            });
+        [&](int n, const uint8_t * packed, float * yg, int m) {
+            with_token_count(n, [&](auto count) { row_group<decltype(count)::value, min>(group, mins, nb, packed, yg, ldy, m); });
         });
 }
 
 } // namespace
 
-void matmul_q8_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows<quant::block_q8_0>(TM_AMX_SIMD_LEVEL::matmul_q8_0, block_step_ref::matmul_q8_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q4_0(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows<quant::block_q4_0>(TM_AMX_SIMD_LEVEL::matmul_q4_0, block_step_ref::matmul_q4_0, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                     int64_t r1, float * y, int64_t ldy) {
-    rows<block_q8_0_x16>(nullptr, block_step_ref::matmul_q8_0_x16, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q4_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows<quant::block_q4_1>(TM_AMX_SIMD_LEVEL::matmul_q4_1, block_step_ref::matmul_q4_1, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_q5_1(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                 int64_t r1, float * y, int64_t ldy) {
-    rows<quant::block_q5_1>(TM_AMX_SIMD_LEVEL::matmul_q5_1, block_step_ref::matmul_q5_1, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
-
-void matmul_iq4_nl(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
-                   int64_t r1, float * y, int64_t ldy) {
-    rows<quant::block_iq4_nl>(TM_AMX_SIMD_LEVEL::matmul_iq4_nl, block_step_ref::matmul_iq4_nl, w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-}
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, rows<quant::block_q8_0, TM_AMX_SIMD_LEVEL::matmul_q8_0, block_step_ref::matmul_q8_0>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0, rows<quant::block_q4_0, TM_AMX_SIMD_LEVEL::matmul_q4_0, block_step_ref::matmul_q4_0>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows<quant::block_iq4_nl, TM_AMX_SIMD_LEVEL::matmul_iq4_nl, block_step_ref::matmul_iq4_nl>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows<quant::block_q4_1, TM_AMX_SIMD_LEVEL::matmul_q4_1, block_step_ref::matmul_q4_1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows<quant::block_q5_1, TM_AMX_SIMD_LEVEL::matmul_q5_1, block_step_ref::matmul_q5_1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, rows<block_q8_0_x16, nullptr, block_step_ref::matmul_q8_0_x16>)
 
 } // namespace tmill::kernels::TM_AMX_LEVEL

@@ -108,23 +108,11 @@ float dot_q5_k(const block_q5_k * w, const block_q8_k * x, int64_t nb) {
 
 float dot_q6_k(const block_q6_k * w, const block_q8_k * x, int64_t nb) {
     float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    int8_t q[qk_k];  // signed 6-bit values, -32..31
     for (int64_t b = 0; b < nb; ++b) {
-        for (int h = 0; h < 2; ++h) {
-            const uint8_t * ql = w[b].ql + 64 * h;
-            const uint8_t * qh = w[b].qh + 32 * h;
-            int8_t * o = q + 128 * h;
-            for (int l = 0; l < 32; ++l) {
-                o[l] = int8_t(((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4)) - 32);
-                o[l + 32] = int8_t(((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32);
-                o[l + 64] = int8_t(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
-                o[l + 96] = int8_t(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
-            }
-        }
         int lane[8];
         for (int l = 0; l < 8; ++l)
             lane[l] = -32 * (int(w[b].scales[2 * l]) * int(x[b].bsums[2 * l]) + int(w[b].scales[2 * l + 1]) * int(x[b].bsums[2 * l + 1]));
-        for (int e = 0; e < qk_k; ++e) lane[(e % 32) / 4] += int(w[b].scales[e / 16]) * (int(q[e]) + 32) * int(x[b].qs[e]);
+        for (int e = 0; e < qk_k; ++e) lane[(e % 32) / 4] += int(w[b].scales[e / 16]) * (quant::q6_k_value(w[b], e) + 32) * int(x[b].qs[e]);
         const float d = x[b].d * quant::fp16_to_fp32(w[b].d);
         for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, float(lane[l]), acc[l]);
     }

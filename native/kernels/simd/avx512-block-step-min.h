@@ -2,9 +2,10 @@
 // kernels/block-step/step.h and their minimum — per (row, token) and block the exact int32 dot c_b of the block's
 // unsigned levels with the activations, acc = fma(d_w * d_x, float(c_b), acc), then acc = fma(m_w, s_x, acc),
 // in block order from 0 (block_step_min): ggml-cpu/amx's Q4_1 arithmetic, the AMX tiles' and the scalar
-// reference kernels/ref/matmul-q8-block-step.cpp's bits. Prompts and batches take the 16-token lanes below
-// through avx512-token-lanes.h; one to k_decode_max_tokens tokens the row-streaming kernel of
-// avx512-block-step.h (block_step_avx512::rows). Included by avx512-int-dots.h only (AVX-512 + VNNI), internal
+// reference kernels/ref/matmul-q8-block-step.cpp's bits. This header gives the formats (their activation packing
+// and panels); the kernels are avx512-block-step.h's: prompts and batches its 16-token prompt tile with the
+// minimum (block_step_avx512::tile, through avx512-token-lanes.h), one to k_decode_max_tokens tokens its
+// row-streaming kernel (block_step_avx512::rows). Included by avx512-int-dots.h only (AVX-512 + VNNI), internal
 // linkage as tiling.h.
 //
 // NOTE(block-step-min): the lanes. Per (row, block, 16 tokens): 8 dpbusd (the row's unsigned weight quad k
@@ -54,6 +55,7 @@ struct format {
     static constexpr bool in_place = false;
     static constexpr size_t staging_bytes = 32;
     static constexpr size_t pack_block = k_group_block;
+    static constexpr size_t sx_at = k_sx_at;
     static constexpr int tile_rows = 8;   // rows sharing each activation load: 8 + 8 of the 32 zmm registers
 
     static __m256i values(const Block & b) { return int8_weights<Block>::values(b); }
@@ -89,36 +91,12 @@ struct format {
         }
     }
 
-    // R rows x the group's tokens in L's lanes (token_lanes_avx512::prompt_rows' tile contract).
+    // R rows x the group's tokens in L's lanes (token_lanes_avx512::prompt_rows' tile contract): the block step's
+    // prompt tile with the minimum (block_step_avx512::tile).
     template <typename L, int R>
     static void tile(const int8_t * q, size_t rs, size_t bs, const entry * meta, int64_t nb, const uint8_t * packed, float * out,
                      const char * pf, int pf_lines) {
-        using f32 = typename L::f32;
-        f32 acc[R];
-        for (f32 & a : acc) a = L::zero();
-        for (int64_t b = 0; b < nb; ++b) {
-            for (int j = 0; j < pf_lines; ++j) _mm_prefetch(pf + (size_t(b) * pf_lines + j) * 64, _MM_HINT_T1);
-            const uint8_t * xp = packed + size_t(b) * k_group_block;
-            typename L::vi xv[k_pack_quads];
-            for (int k = 0; k < k_pack_quads; ++k) xv[k] = L::load_i(xp + 64 * k);
-            const f32 dx = L::load(reinterpret_cast<const float *>(xp + k_dx_at));
-            const f32 sx = L::load(reinterpret_cast<const float *>(xp + k_sx_at));
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) {
-                const int8_t * wq = q + size_t(r) * rs + size_t(b) * bs;
-                const entry & e = meta[r * nb + b];
-                // Two chains of dpbusd (the integer sum is exact, so its order is free).
-                typename L::vi c[2] = {L::set1_i(0), L::set1_i(0)};
-                for (int k = 0; k < k_pack_quads; ++k) {
-                    int32_t quad;
-                    std::memcpy(&quad, wq + 4 * k, 4);
-                    c[k & 1] = L::dpbusd(c[k & 1], L::set1_i(quad), xv[k]);
-                }
-                acc[r] = L::fmadd(L::mul(L::set1(e.dw), dx), L::to_f32(L::add_i(c[0], c[1])), acc[r]);
-                acc[r] = L::fmadd(L::set1(e.m), sx, acc[r]);
-            }
-        }
-        for (int r = 0; r < R; ++r) L::store(out + 16 * r, acc[r]);
+        block_step_avx512::tile<format, L, R>(q, rs, bs, meta, nb, packed, out, pf, pf_lines);
     }
 };
 

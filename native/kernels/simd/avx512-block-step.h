@@ -62,33 +62,42 @@ struct panel_entry {
     float dw;
 };
 
-// R rows x the group's tokens in L's lanes: out[r * 16 + t]. Row r's int8 block b at q + r * rs + b * bs; its
-// panel entries at meta + r * nb; pack: the group's repacked activations (L reads the first lanes of each row).
-// pf_lines cache lines from pf on are prefetched to L2 per block (the next panel's weights, prompt_rows).
-template <typename L, int R>
-void tile(const int8_t * q, size_t rs, size_t bs, const panel_entry * meta, int64_t nb, const uint8_t * pack, float * out,
+// R rows x the group's tokens in L's lanes, the prompt tile of format F (this header's, or a format with a minimum
+// of avx512-block-step-min.h): out[r * 16 + t]. Row r's int8 block b at q + r * rs + b * bs; its panel entries at
+// meta + r * nb; pack: the group's repacked activations, F::pack_block bytes a block, their F32 scales after the
+// quads (L reads the first lanes of each row), with a minimum their sums at F::sx_at. pf_lines cache lines from
+// pf on are prefetched to L2 per block (the next panel's weights, prompt_rows). Per (row, block) 8 vpdpbusd: the
+// activations x + 128 (unsigned) against the row's signed weight quad, started at the entry's -128 * sum(w)
+// correction — or, with a minimum, the row's unsigned levels against the signed x, from 0 — then the block step
+// (and the minimum's FMA).
+template <typename F, typename L, int R>
+void tile(const int8_t * q, size_t rs, size_t bs, const typename F::entry * meta, int64_t nb, const uint8_t * pack, float * out,
           const char * pf, int pf_lines) {
     typename L::f32 acc[R];
     for (auto & a : acc) a = L::zero();
     for (int64_t b = 0; b < nb; ++b) {
-        for (int j = 0; j < pf_lines; ++j) _mm_prefetch(pf + (size_t(b) * pf_lines + j) * 64, _MM_HINT_T1);
-        const uint8_t * xp = pack + size_t(b) * k_pack_block;
+        token_lanes_avx512::prefetch_panel_lines(pf, b, pf_lines);
+        const uint8_t * xp = pack + size_t(b) * F::pack_block;
         typename L::vi xv[k_pack_quads];
-        for (int k = 0; k < k_pack_quads; ++k) xv[k] = L::load_i(xp + 64 * k);
+        token_lanes_avx512::load_quad_rows<L>(xp, xv);
         const typename L::f32 dx = L::load(reinterpret_cast<const float *>(xp + k_pack_quad_bytes));
+        typename L::f32 sx = L::zero();
+        if constexpr (F::has_min) sx = L::load(reinterpret_cast<const float *>(xp + F::sx_at));
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const int8_t * wq = q + size_t(r) * rs + size_t(b) * bs;
-            const panel_entry & e = meta[r * nb + b];
+            const typename F::entry & e = meta[r * nb + b];
             // Two chains of vpdpbusd (the integer sum is exact, so its order is free): half the latency
             // each row's convert and FMA wait for.
-            typename L::vi c[2] = {L::set1_i(e.corr), L::set1_i(0)};
+            typename L::vi c[2] = {L::set1_i(0), L::set1_i(0)};
+            if constexpr (!F::has_min) c[0] = L::set1_i(e.corr);
             for (int k = 0; k < k_pack_quads; ++k) {
                 int32_t quad;
                 std::memcpy(&quad, wq + 4 * k, 4);
-                c[k & 1] = L::dpbusd(c[k & 1], xv[k], L::set1_i(quad));
+                c[k & 1] = F::has_min ? L::dpbusd(c[k & 1], L::set1_i(quad), xv[k]) : L::dpbusd(c[k & 1], xv[k], L::set1_i(quad));
             }
             acc[r] = L::fmadd(L::mul(L::set1(e.dw), dx), L::to_f32(L::add_i(c[0], c[1])), acc[r]);
+            if constexpr (F::has_min) acc[r] = L::fmadd(L::set1(e.m), sx, acc[r]);
         }
     }
     for (int r = 0; r < R; ++r) L::store(out + 16 * r, acc[r]);
@@ -158,7 +167,7 @@ struct format {
     template <typename L, int R>
     static void tile(const int8_t * q, size_t rs, size_t bs, const panel_entry * meta, int64_t nb, const uint8_t * pack,
                      float * out, const char * pf, int pf_lines) {
-        block_step_avx512::tile<L, R>(q, rs, bs, meta, nb, pack, out, pf, pf_lines);
+        block_step_avx512::tile<format, L, R>(q, rs, bs, meta, nb, pack, out, pf, pf_lines);
     }
 };
 using q8_0 = format<quant::block_q8_0, block_step_ref::matmul_q8_0, true>;

@@ -9,6 +9,7 @@
 #include "kernels/simd/avx512-block-step.h"
 #include "kernels/simd/avx512-block-step-min.h"
 #include "kernels/simd/avx512-q4-k-lanes.h"
+#include "kernels/simd/avx512-q6-k-levels.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
@@ -162,8 +163,6 @@ struct avx512_int_dots {
     // end (lanes l and l + 8 cover the same bytes of their chunks).
     template <int T>
     static void q6_k_lanes(const block_q6_k * w, const int8_t * const * xq, __m256i * lanes) {
-        const __m512i low4 = _mm512_set1_epi8(0x0f);
-        const __m512i three = _mm512_set1_epi8(3);
         // Scale words of 64-element group g (of 4): one scale per 16 elements, so word i takes scale 4g + i / 8.
         const __m512i group_index = _mm512_cvtepu8_epi16(
             _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
@@ -171,14 +170,8 @@ struct avx512_int_dots {
         __m512i isum[T];
         for (int t = 0; t < T; ++t) isum[t] = _mm512_zextsi256_si512(lanes[t]);
         for (int h = 0; h < 2; ++h) {
-            // Elements 128h .. 128h+63 (low nibbles of ql, qh bit pairs 0 and 2) and 128h+64 .. 128h+127
-            // (high nibbles, bit pairs 4 and 6); the high half of each zmm sits 32 elements after the low.
-            const __m512i ql = load512(w->ql + 64 * h);
-            const __m512i hb = twice(load256(w->qh + 32 * h));
-            const __m512i qh = _mm512_mask_srli_epi16(hb, 0xFFFF0000u, hb, 2);
-            const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_slli_epi16(_mm512_and_si512(qh, three), 4));
-            const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
-                                               _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 4), three), 4));
+            __m512i lo, hi;   // elements 128h .. 128h+63 and 128h+64 .. 128h+127
+            avx512_vnni::q6_k_levels(*w, h, lo, hi);
             const __m512i sc_lo = _mm512_permutexvar_epi16(_mm512_add_epi16(group_index, _mm512_set1_epi16(short(8 * h))), scw);
             const __m512i sc_hi = _mm512_permutexvar_epi16(_mm512_add_epi16(group_index, _mm512_set1_epi16(short(8 * h + 4))), scw);
             for (int t = 0; t < T; ++t) {

@@ -146,7 +146,7 @@ struct format {
         typename L::f32 acc[R], macc[R];
         for (int r = 0; r < R; ++r) acc[r] = macc[r] = L::zero();
         for (int64_t b = 0; b < nb; ++b) {
-            for (int j = 0; j < pf_lines; ++j) _mm_prefetch(pf + (size_t(b) * pf_lines + j) * 64, _MM_HINT_T1);
+            token_lanes_avx512::prefetch_panel_lines(pf, b, pf_lines);
             const uint8_t * xp = packed + size_t(b) * k_group_block;
             const entry * e[R];
             typename L::vi isum[R];

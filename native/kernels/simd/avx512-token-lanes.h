@@ -55,6 +55,18 @@ constexpr size_t k_panel_bytes = 160 * 1024;
 // for a 5632-wide row) whatever the batch; the weights are read once per this many tokens.
 constexpr int64_t k_pass_groups = 16;
 
+// A tile's per-block start: block b's share of the next panel's weights prefetched to L2 (pf_lines cache lines
+// from pf + b * pf_lines lines, prompt_rows' slices) ...
+inline void prefetch_panel_lines(const char * pf, int64_t b, int pf_lines) {
+    for (int j = 0; j < pf_lines; ++j) _mm_prefetch(pf + (size_t(b) * pf_lines + j) * 64, _MM_HINT_T1);
+}
+// ... and, for the 32-block formats, the block's k_pack_quads quad rows of the group's packed activations (64
+// bytes each, at xp) in L's lanes.
+template <typename L>
+void load_quad_rows(const uint8_t * xp, typename L::vi * xv) {
+    for (int k = 0; k < k_pack_quads; ++k) xv[k] = L::load_i(xp + 64 * k);
+}
+
 // A format F gives:
 //   block, in_place          its GGUF block; whether the tiles read the int8 weights in place (at block.qs)
 //   staging_bytes            else the bytes of one block's int8 weights in the panel's decoded copy
