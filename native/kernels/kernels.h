@@ -101,6 +101,13 @@ struct kernel_table {
     // numerics (kernels/block-step/step.h), the AMX tiles' or else the scalar reference's.
     bool q8_0_x16;
     matmul_rows_kernel * matmul_q8_0_x16;
+    // Whether Q6_K matmul weights are repacked at load for this table (quant/q6-k-x16.h, model/repack.h): set by
+    // the avx512 level, whose 16-row kernel gives Q6_K's block step (NOTE(q6-k-block-step)) — the AVX2 level and
+    // the baseline keep llama.cpp's order, which a row per lane cannot give, and the AMX level's tiles read the
+    // GGUF rows. Outside the entry list for that reason: every table's matmul_q6_k_x16 computes the layout with
+    // the block-step numerics, the avx512 kernel's or else the scalar reference's.
+    bool q6_k_x16;
+    matmul_rows_kernel * matmul_q6_k_x16;
 #define TM_KERNEL_MEMBER(name, type) type * name;
     TM_KERNEL_ENTRIES(TM_KERNEL_MEMBER)
 #undef TM_KERNEL_MEMBER
@@ -134,11 +141,13 @@ TM_KERNEL_DECLARE_LEVEL
 }
 namespace avx512 {
 TM_KERNEL_DECLARE_LEVEL
+matmul_rows_kernel matmul_q6_k_x16;
 }
 // The AVX-512 sources on AVX2 instructions through SIMDe (the C++ tests' build only, tm_kernels_avx512_emulated):
 // the emulated AMX level hands small batches to it as the real one hands them to avx512.
 namespace avx512_emulated {
 TM_KERNEL_DECLARE_LEVEL
+matmul_rows_kernel matmul_q6_k_x16;
 }
 
 } // namespace tmill::kernels

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "kernels/amx/amx.h"
 #include "quant/q4-k-x16.h"
+#include "quant/q6-k-x16.h"
 #include "quant/q8-0-x16.h"
 #include "quant/quant.h"
 
@@ -37,7 +38,9 @@ int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout
 
 size_t weight_row_bytes(ggml_type type, weight_layout layout, int64_t n_in) {
     // The Q8_0 layout is as long as the GGUF rows (quant/q8-0-x16.h).
-    return layout == weight_layout::q4_k_x16 ? quant::q4_k_x16_row_bytes(n_in) : quant::row_bytes(type, n_in);
+    if (layout == weight_layout::q4_k_x16) return quant::q4_k_x16_row_bytes(n_in);
+    if (layout == weight_layout::q6_k_x16) return quant::q6_k_x16_row_bytes(n_in);
+    return quant::row_bytes(type, n_in);
 }
 
 size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok) {
@@ -50,6 +53,10 @@ matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_la
     if (layout == weight_layout::q4_k_x16) {
         TM_CHECK(type == ggml_type::q4_k, invalid_argument, "matmul: the Q4_K 16-row layout holds Q4_K weights only");
         return k.matmul_q4_k_x16;
+    }
+    if (layout == weight_layout::q6_k_x16) {
+        TM_CHECK(type == ggml_type::q6_k, invalid_argument, "matmul: the Q6_K 16-row layout holds Q6_K weights only");
+        return k.matmul_q6_k_x16;
     }
     if (layout == weight_layout::q8_0_x16) {
         TM_CHECK(type == ggml_type::q8_0, invalid_argument, "matmul: the Q8_0 16-row layout holds Q8_0 weights only");

@@ -2,6 +2,7 @@
 
 #include "kernels/matmul.h"
 #include "quant/q4-k-x16.h"
+#include "quant/q6-k-x16.h"
 #include "quant/q8-0-x16.h"
 
 #include <algorithm>
@@ -24,6 +25,7 @@ constexpr size_t k_repack_align = 64;   // a cache line: the kernels' 64-byte lo
 kernels::weight_layout preferred_layout(const weight & v, const kernels::kernel_table & k) {
     if (!v.present() || v.layout != kernels::weight_layout::gguf || v.n_rows % quant::k_x16_rows != 0) return kernels::weight_layout::gguf;
     if (v.type == ggml_type::q4_k && k.q4_k_x16) return kernels::weight_layout::q4_k_x16;
+    if (v.type == ggml_type::q6_k && k.q6_k_x16) return kernels::weight_layout::q6_k_x16;
     if (v.type == ggml_type::q8_0 && k.q8_0_x16 && quant::q8_0_x16_fits(v.n_cols)) return kernels::weight_layout::q8_0_x16;
     return kernels::weight_layout::gguf;
 }
@@ -39,6 +41,8 @@ void repack_group(const weight & v, kernels::weight_layout layout, int64_t g, ui
     uint8_t * out = dst + row * repacked_row_bytes(v, layout);
     if (layout == kernels::weight_layout::q4_k_x16)
         quant::q4_k_x16_pack(src, v.row_bytes, v.n_cols / quant::qk_k, reinterpret_cast<quant::block_q4_k_x16 *>(out));
+    else if (layout == kernels::weight_layout::q6_k_x16)
+        quant::q6_k_x16_pack(src, v.row_bytes, v.n_cols / quant::qk_k, reinterpret_cast<quant::block_q6_k_x16 *>(out));
     else
         quant::q8_0_x16_pack(src, v.row_bytes, v.n_cols / quant::qk8_0, reinterpret_cast<quant::block_q8_0_x16 *>(out));
 }

@@ -17,6 +17,7 @@
 #include "quant/q6-k.h"
 #include "quant/q8-0.h"
 #include "quant/q4-k-x16.h"
+#include "quant/q6-k-x16.h"
 #include "quant/q4-k.h"
 #include "quant/q8-1.h"
 #include "quant/q8-k.h"
@@ -284,6 +285,8 @@ TM_TEST("kernels: dispatch picks the machine's level and fills every entry") {
         CHECK(t.matmul_q8_0 == &avx512::matmul_q8_0);
         CHECK(t.matmul_q4_k == &avx512::matmul_q4_k);
         CHECK(t.matmul_q6_k == &avx512::matmul_q6_k);
+        CHECK(t.matmul_q6_k_x16 == &avx512::matmul_q6_k_x16);
+        CHECK(t.q6_k_x16);
         CHECK(t.rope == &avx512::rope);
         CHECK(t.quantize_q8_0 == &avx512::quantize_q8_0);
     }
@@ -654,6 +657,80 @@ TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at
     std::vector<float> y_partial(static_cast<size_t>(n_out));
     const matmul_part partial{ggml_type::q4_k, packed.data(), n_out - 8, y_partial.data(), weight_layout::q4_k_x16};
     CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &partial, 1, n_in, xa.data(), 1), invalid_argument);
+}
+
+// Q6_K repacked 16 rows at a time at load for the avx512 level (quant/q6-k-x16.h): the repacking gives the file's
+// blocks back bit for bit, and every level's matmul_q6_k_x16 — the avx512 level's 16-row kernel, 1 to 4 tokens a
+// tile, cache blocked over panels of groups for more (NOTE(q6-k-x16)); elsewhere the reference — gives the block
+// step's bits (block_step_ref::matmul_q6_k on the GGUF rows) for every token count and every range of whole
+// groups, with blocks at both ends of the levels (every level 63 and every level 0, the scales at -128) against
+// activations at -127 and +127; only the avx512 level asks for the layout; through matmul_prepared_many a
+// repacked weight gives the same bits on a 2-thread pool.
+TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at every level") {
+    std::mt19937 rng(6616);
+    const int64_t n_in = 256 * 5, n_out = 96, max_tok = 300, nb = n_in / quant::qk_k;
+    const size_t x_row = quant::row_bytes(ggml_type::q8_k, n_in), w_row = quant::row_bytes(ggml_type::q6_k, n_in);
+    const size_t p_row = quant::q6_k_x16_row_bytes(n_in);
+    CHECK_EQ(p_row, size_t(212 * nb));
+    const std::vector<uint8_t> xa = extreme_activations(ggml_type::q8_k, n_in, max_tok, 1.0f, rng);
+    check_extremes<quant::block_q8_k>(xa, x_row);
+    std::vector<uint8_t> w = make_weights(ggml_type::q6_k, n_out, n_in, rng);
+    for (int64_t r : {0, 5, 17, 95, 40, 63})
+        for (int64_t b = 0; b < nb; ++b) {
+            auto * blk = reinterpret_cast<quant::block_q6_k *>(w.data() + size_t(r) * w_row) + b;
+            const uint8_t level = r < 20 || r == 95 ? 0xff : 0x00;
+            std::memset(blk->scales, 0x80, sizeof blk->scales);
+            std::memset(blk->ql, level, sizeof blk->ql);
+            std::memset(blk->qh, level, sizeof blk->qh);
+        }
+    std::vector<uint8_t> packed(p_row * size_t(n_out));
+    bool round_trip = true;
+    for (int64_t g = 0; g < n_out; g += quant::k_x16_rows) {
+        const auto * group = reinterpret_cast<const quant::block_q6_k_x16 *>(packed.data() + size_t(g) * p_row);
+        quant::q6_k_x16_pack(w.data() + size_t(g) * w_row, w_row, nb, const_cast<quant::block_q6_k_x16 *>(group));
+        for (int r = 0; r < quant::k_x16_rows; ++r)
+            for (int64_t b = 0; b < nb; ++b) {
+                const quant::block_q6_k back = quant::q6_k_x16_row(group[b], r);
+                round_trip = round_trip && std::memcmp(&back, w.data() + size_t(g + r) * w_row + size_t(b) * sizeof back, sizeof back) == 0;
+            }
+    }
+    CHECK(round_trip);
+
+    std::vector<float> want(size_t(n_out * max_tok));
+    block_step_ref::matmul_q6_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
+    int64_t compared = 0;
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        const std::string name = l.name;
+        CHECK_EQ(l.table.q6_k_x16, name == "avx512" || name == "avx512-emulated");
+        int bad = 0;
+        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300})
+            for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {16, 80}}) {
+                std::vector<float> y(size_t(n_out * n_tok), NAN);
+                l.table.matmul_q6_k_x16(packed.data(), p_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
+                for (int64_t t = 0; t < n_tok; ++t)
+                    for (int64_t r = 0; r < n_out; ++r) {
+                        const float got = y[size_t(t * n_out + r)];
+                        bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
+                    }
+            }
+        if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
+        CHECK_EQ(bad, 0);
+        ++compared;
+    }
+    CHECK(compared >= 1);
+
+    thread_pool pool(2);
+    for (int64_t n_tok : {1, 3, 16}) {
+        std::vector<float> y_x16(size_t(n_out * n_tok));
+        const matmul_part x16{ggml_type::q6_k, packed.data(), n_out, y_x16.data(), weight_layout::q6_k_x16};
+        matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
+        CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
+    }
+    // A repacked weight whose rows are not whole groups is refused, and so is a type the layout does not hold.
+    std::vector<float> y_partial(static_cast<size_t>(n_out));
+    const matmul_part partial{ggml_type::q6_k, packed.data(), n_out - 8, y_partial.data(), weight_layout::q6_k_x16};
+    CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &partial, 1, n_in, xa.data(), 1), invalid_argument);
+    CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_k, weight_layout::q6_k_x16), invalid_argument);
 }
 
 // Q5_K's float accumulator width is the ISA's (NOTE(k-matmul)), so its levels are held to their own orders,

@@ -17,6 +17,8 @@ void fill(kernel_table & t) {
     t.q8_0_x16 = true;
     t.matmul_q4_k_x16 = matmul_q4_k_x16;
     t.matmul_q6_k = matmul_q6_k;
+    // Its Q6_K tiles read the GGUF rows (matmul-q6-k.cpp), so Q6_K is not repacked for this level.
+    t.q6_k_x16 = false;
 }
 
 #if defined(TM_KERNELS_AMX_EMULATED)

@@ -16,6 +16,8 @@ matmul_rows_kernel matmul_q4_1;
 matmul_rows_kernel matmul_q5_1;
 // Q6_K against Q8_K, one exact sum per super-block (block_step_k).
 matmul_rows_kernel matmul_q6_k;
+// Q6_K rows repacked 16 at a time (quant/q6-k-x16.h): the avx512 level's matmul_q6_k_x16.
+matmul_rows_kernel matmul_q6_k_x16;
 // Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h): the AMX level's matmul_q8_0_x16.
 matmul_rows_kernel matmul_q8_0_x16;
 } // namespace tmill::kernels::block_step_ref

@@ -2,7 +2,7 @@
 // avx512+amx levels compute for Q8_0, Q4_0, IQ4_NL and Q5_0 weights (against Q8_0), Q4_1 and Q5_1 (against Q8_1)
 // and Q6_K (against Q8_K): per (row, token), the exact int32 dot of each 32-block, folded in block order with
 // block_step (block_step_min for the formats with a minimum); for Q6_K the exact scaled sum of each super-block,
-// folded with block_step_k. Plain C++ (the baseline build, in tm_core): the
+// folded with block_step_k (from the GGUF rows or from rows repacked 16 at a time). Plain C++ (the baseline build, in tm_core): the
 // yardstick the AVX-512 and AMX kernels are tested against bit for bit, and what they run when their scratch
 // buffers cannot be allocated.
 #include "kernels/block-step/reference.h"
@@ -15,6 +15,7 @@
 #include "quant/q5-0.h"
 #include "quant/q5-1.h"
 #include "quant/q6-k.h"
+#include "quant/q6-k-x16.h"
 #include "quant/q8-0.h"
 #include "quant/q8-0-x16.h"
 #include "quant/q8-1.h"
@@ -95,14 +96,30 @@ void rows_min(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 
 // Q6_K against Q8_K: per super-block the exact isum = sum_e sc[e / 16] * (q_e - 32) * x_e, folded with
 // block_step_k.
-float dot_q6_k(const quant::block_q6_k * w, const quant::block_q8_k * x, int64_t nb) {
+template <typename Block>
+float dot_q6_k_of(const Block & block, const quant::block_q8_k * x, int64_t nb) {
     float acc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
+        const quant::block_q6_k wb = block(b);
         int32_t isum = 0;
-        for (int e = 0; e < quant::qk_k; ++e) isum += int32_t(w[b].scales[e / 16]) * quant::q6_k_value(w[b], e) * int32_t(x[b].qs[e]);
-        acc = block_step_k(acc, quant::fp16_to_fp32(w[b].d), x[b].d, isum);
+        for (int e = 0; e < quant::qk_k; ++e) isum += int32_t(wb.scales[e / 16]) * quant::q6_k_value(wb, e) * int32_t(x[b].qs[e]);
+        acc = block_step_k(acc, quant::fp16_to_fp32(wb.d), x[b].d, isum);
     }
     return acc;
+}
+
+float dot_q6_k(const quant::block_q6_k * w, const quant::block_q8_k * x, int64_t nb) {
+    return dot_q6_k_of([w](int64_t b) { return w[b]; }, x, nb);
+}
+
+// Q6_K rows repacked 16 at a time (quant/q6-k-x16.h; r0 and r1 multiples of 16): each row's blocks read back from
+// its group.
+void rows_q6_k_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                   int64_t r1, float * y, int64_t ldy) {
+    ref::x16_rows<quant::block_q6_k_x16, quant::block_q8_k, quant::qk_k>(
+        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const quant::block_q6_k_x16 * g, int lane, const quant::block_q8_k * xr, int64_t nb) {
+            return dot_q6_k_of([g, lane](int64_t b) { return quant::q6_k_x16_row(g[b], lane); }, xr, nb);
+        });
 }
 
 // Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h; r0 and r1 multiples of 16): each row's blocks read back
@@ -118,6 +135,7 @@ void rows_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, rows_q8_0_x16)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, rows_q6_k_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0, rows<block_q8_0, q8_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0, rows<quant::block_q4_0, q4_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows<quant::block_iq4_nl, iq4_nl_weight>)

@@ -93,6 +93,18 @@ inline __m512i cvtepu8_epi32(__m128i a) {
     for (int i = 0; i < 16; ++i) r.v[i] = int32_t(s[i]);
     return bits<__m512i>(r);
 }
+inline __m512i cvtepi16_epi32(__m256i a) {
+    const i16x16 s = bits<i16x16>(a);
+    i32x16 r;
+    for (int i = 0; i < 16; ++i) r.v[i] = int32_t(s.v[i]);
+    return bits<__m512i>(r);
+}
+inline __m512i cvtepi8_epi32(__m128i a) {
+    const i8x16 s = bits<i8x16>(a);
+    i32x16 r;
+    for (int i = 0; i < 16; ++i) r.v[i] = int32_t(s.v[i]);
+    return bits<__m512i>(r);
+}
 inline __m512i cvtepu8_epi16(__m256i a) {
     uint8_t s[32];
     std::memcpy(s, &a, 32);
@@ -166,6 +178,10 @@ inline __m512i zextsi256_si512(__m256i a) {
 #define _mm512_cvtps_epi32(a) ::tmill::kernels::emulated::cvtps_epi32(a)
 #undef _mm512_cvtepu8_epi32
 #define _mm512_cvtepu8_epi32(a) ::tmill::kernels::emulated::cvtepu8_epi32(a)
+#undef _mm512_cvtepi16_epi32
+#define _mm512_cvtepi16_epi32(a) ::tmill::kernels::emulated::cvtepi16_epi32(a)
+#undef _mm512_cvtepi8_epi32
+#define _mm512_cvtepi8_epi32(a) ::tmill::kernels::emulated::cvtepi8_epi32(a)
 #undef _mm512_cvtepu8_epi16
 #define _mm512_cvtepu8_epi16(a) ::tmill::kernels::emulated::cvtepu8_epi16(a)
 #undef _mm512_cvtps_pd

@@ -24,6 +24,9 @@ namespace tmill::kernels { namespace { using isa = avx2_traits; using int_dots =
 #include "kernels/simd/avx512-traits.h"
 #include "kernels/simd/avx512-int-dots.h"
 namespace tmill::kernels { namespace { using isa = avx512_traits; using int_dots = avx512_int_dots; } }
+// The AVX-512 levels define kernel_table::matmul_q6_k_x16 (kernels/kernels.h): only their Q6_K takes the block
+// step, which a row per lane gives.
+#define TM_KERNELS_Q6_K_X16 1
 #else
 #error "kernels/simd sources are compiled once per ISA: define TM_KERNELS_AVX2, TM_KERNELS_AVX512 or TM_KERNELS_AVX512_EMULATED"
 #endif

@@ -462,14 +462,27 @@ void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, f
         for (int t = 0; t < T; ++t) isa::store(y + t * ldy + h * X::rows, isa::sub(acc[h][t], macc[h][t]));
 }
 
-// Rows [r0, r1) (multiples of 16) x tokens [0, n_tok), up to 4 tokens a tile (on AVX2 their registers spill, but
-// each unpacked quad then serves 4 tokens: 1536 -> 8960 x 16 tokens, one pass per 8 rows, 3.3 ms in tiles of 2
-// against 2.9 in tiles of 4), in tiling.h's cache blocks (NOTE(tiling)): every chunk of a block of tokens walks
-// a panel of groups while the panel stays in L2 (one chunk: the range streamed once).
-void x16_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
+// The Q4_K tiles as x16_walk takes them.
+struct q4_k_x16_tiles {
+    using group = block_q4_k_x16;
+    template <int T>
+    static void at(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
+        x16_tile<T>(w, nb, x, xb, y, ldy, stream);
+    }
+};
+
+// Rows repacked 16 at a time, [r0, r1) (multiples of 16) x tokens [0, n_tok), in Tiles' groups (Tiles::group, one
+// per super-block) up to 4 tokens a tile (for Q4_K on AVX2 the registers spill, but each unpacked quad then
+// serves 4 tokens: 1536 -> 8960 x 16 tokens, one pass per 8 rows, 3.3 ms in tiles of 2 against 2.9 in tiles of
+// 4), in tiling.h's cache blocks (NOTE(tiling)): every chunk of a block of tokens walks a panel of groups while
+// the panel stays in L2 (one chunk: the range streamed once).
+template <typename Tiles>
+void x16_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
               int64_t ldy) {
-    using tile_fn = void (*)(const block_q4_k_x16 *, int64_t, const char *, size_t, float *, int64_t, bool);
-    static constexpr tile_fn by_count[5] = {nullptr, x16_tile<1>, x16_tile<2>, x16_tile<3>, x16_tile<4>};
+    using group = typename Tiles::group;
+    using tile_fn = void (*)(const group *, int64_t, const char *, size_t, float *, int64_t, bool);
+    static constexpr tile_fn by_count[5] = {nullptr, Tiles::template at<1>, Tiles::template at<2>, Tiles::template at<3>,
+                                            Tiles::template at<4>};
     const int64_t nb = n_in / quant::qk_k;
     const char * wc = static_cast<const char *>(w);
     const char * xc = static_cast<const char *>(x);
@@ -478,7 +491,7 @@ void x16_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
         for (int64_t t = t0; t < t1; t += 4) {
             const int n = int(t1 - t < 4 ? t1 - t : 4);
             for (int64_t r = p0; r < p1; r += k_x16_rows)
-                by_count[n](reinterpret_cast<const block_q4_k_x16 *>(wc + size_t(r) * wb), nb, xc + size_t(t) * xb, xb, y + t * ldy + r, ldy, stream);
+                by_count[n](reinterpret_cast<const group *>(wc + size_t(r) * wb), nb, xc + size_t(t) * xb, xb, y + t * ldy + r, ldy, stream);
         }
     });
 }
@@ -486,8 +499,11 @@ void x16_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, rows_q4_k<int_dots>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_rows)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
+#if defined(TM_KERNELS_Q6_K_X16)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles>)
+#endif
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
