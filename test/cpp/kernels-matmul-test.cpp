@@ -595,6 +595,29 @@ TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-t
     }
 }
 
+namespace {
+
+// fn on rows repacked 16 at a time (packed, p_row bytes a row) over 1 to 300 tokens (the first of xa) and the
+// ranges of whole groups [0, n_out) and [16, 80): the outputs that differ from want's bits (n_out per token),
+// plus the rows outside the range that were written.
+int x16_mismatches(matmul_rows_fn fn, const std::vector<uint8_t> & packed, size_t p_row, const std::vector<uint8_t> & xa,
+                   size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
+    int bad = 0;
+    for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300})
+        for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {16, 80}}) {
+            std::vector<float> y(size_t(n_out * n_tok), NAN);
+            fn(packed.data(), p_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
+            for (int64_t t = 0; t < n_tok; ++t)
+                for (int64_t r = 0; r < n_out; ++r) {
+                    const float got = y[size_t(t * n_out + r)];
+                    bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
+                }
+        }
+    return bad;
+}
+
+} // namespace
+
 // Q4_K repacked 16 rows at a time at load (quant/q4-k-x16.h): the repacking gives the file's blocks back bit
 // for bit, and every level's matmul_q4_k_x16 — on AVX-512 its GEMV, 1 to 4 tokens a tile, cache blocked over
 // panels of groups for more (NOTE(q4-k-x16)); elsewhere the reference — gives the GGUF layout's reference bits
@@ -627,17 +650,7 @@ TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at
     ref::matmul_q4_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
     int64_t compared = 0;
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
-        int bad = 0;
-        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300})
-            for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {16, 80}}) {
-                std::vector<float> y(size_t(n_out * n_tok), NAN);
-                l.table.matmul_q4_k_x16(packed.data(), p_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
-                for (int64_t t = 0; t < n_tok; ++t)
-                    for (int64_t r = 0; r < n_out; ++r) {
-                        const float got = y[size_t(t * n_out + r)];
-                        bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
-                    }
-            }
+        const int bad = x16_mismatches(l.table.matmul_q4_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
         if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
         CHECK_EQ(bad, 0);
         ++compared;
@@ -702,17 +715,7 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
         const std::string name = l.name;
         CHECK_EQ(l.table.q6_k_x16, name == "avx512" || name == "avx512-emulated");
-        int bad = 0;
-        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300})
-            for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {16, 80}}) {
-                std::vector<float> y(size_t(n_out * n_tok), NAN);
-                l.table.matmul_q6_k_x16(packed.data(), p_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
-                for (int64_t t = 0; t < n_tok; ++t)
-                    for (int64_t r = 0; r < n_out; ++r) {
-                        const float got = y[size_t(t * n_out + r)];
-                        bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
-                    }
-            }
+        const int bad = x16_mismatches(l.table.matmul_q6_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
         if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
         CHECK_EQ(bad, 0);
         ++compared;
