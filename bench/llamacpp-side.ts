@@ -6,7 +6,7 @@
 // batches the concurrent sequences into shared llama_decode calls. Both use the requested thread count as their
 // minimum, so llama.cpp never silently runs on fewer threads than tokenmill.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { fullSampling, logitBiasEntries, type DecodeResult, type Sampling, type Side } from './side.js';
@@ -53,9 +53,8 @@ export interface LlamacppSideOptions {
   prefixContext?: number;
 }
 
-/** Installs test/peer (node-llama-cpp with its prebuilt linux-x64 llama.cpp) when missing, as the test setup does. */
-function peerEntry(repoRoot: string): string {
-  const peerDir = path.join(repoRoot, 'test', 'peer');
+/** Installs the peer (node-llama-cpp with its prebuilt linux-x64 llama.cpp) when missing, as the test setup does. */
+function peerEntry(peerDir: string): string {
   const entry = path.join(peerDir, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
   if (!existsSync(path.join(peerDir, 'node_modules', '@node-llama-cpp', 'linux-x64', 'package.json')) || !existsSync(entry)) {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -65,8 +64,30 @@ function peerEntry(repoRoot: string): string {
   return entry;
 }
 
-export async function peerVersion(repoRoot: string): Promise<string> {
-  const pkg = path.join(repoRoot, 'test', 'peer', 'node_modules', 'node-llama-cpp', 'package.json');
+const ggmlCpuBuild = /^libggml-cpu-([\w-]+)\.so$/;
+
+/**
+ * --llamacpp-cpu VARIANT: a copy of the peer's install under workDir whose prebuilt llama.cpp carries only the
+ * ggml CPU build VARIANT (libggml-cpu-VARIANT.so), so ggml loads that one whatever else the CPU could run — e.g.
+ * `haswell`, the AVX2 build an AVX2-only CPU would load, beside `TOKENMILL_ISA=avx2` on a machine with AVX-512.
+ * Returns the copy's directory (a peer directory for LlamacppSide.open).
+ */
+export function peerWithGgmlCpu(peerDir: string, variant: string, workDir: string): string {
+  peerEntry(peerDir);
+  const bins = path.join('node_modules', '@node-llama-cpp', 'linux-x64', 'bins', 'linux-x64');
+  const builds = readdirSync(path.join(peerDir, bins)).flatMap((f) => ggmlCpuBuild.exec(f)?.[1] ?? []).sort();
+  if (!builds.includes(variant)) throw new Error(`--llamacpp-cpu ${variant}: node-llama-cpp has no such CPU build (it has ${builds.join(', ')})`);
+  const copy = path.join(workDir, `peer-ggml-cpu-${variant}`);
+  rmSync(copy, { recursive: true, force: true });
+  cpSync(path.join(peerDir, 'node_modules'), path.join(copy, 'node_modules'), {
+    recursive: true,
+    filter: (src) => ggmlCpuBuild.exec(path.basename(src))?.[1] !== undefined ? path.basename(src) === `libggml-cpu-${variant}.so` : true,
+  });
+  return copy;
+}
+
+export async function peerVersion(peerDir: string): Promise<string> {
+  const pkg = path.join(peerDir, 'node_modules', 'node-llama-cpp', 'package.json');
   return existsSync(pkg) ? (JSON.parse((await import('node:fs')).readFileSync(pkg, 'utf8')) as { version: string }).version : 'unknown';
 }
 
@@ -87,8 +108,9 @@ export class LlamacppSide implements Side {
 
   private prefix: { context: NlcContext; seqs: NlcSequence[] } | undefined;
 
-  static async open(repoRoot: string, modelPath: string, o: LlamacppSideOptions): Promise<LlamacppSide> {
-    const nlc = (await import(pathToFileURL(peerEntry(repoRoot)).href)) as NlcModule;
+  /** peerDir: where node-llama-cpp is installed (test/peer, or peerWithGgmlCpu's copy: BenchOptions.peerDir). */
+  static async open(peerDir: string, modelPath: string, o: LlamacppSideOptions): Promise<LlamacppSide> {
+    const nlc = (await import(pathToFileURL(peerEntry(peerDir)).href)) as NlcModule;
     const llama = await nlc.getLlama({ gpu: false, build: 'never', maxThreads: o.threads, logLevel: 'error', progressLogs: false });
     const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
     const threads = { ideal: o.threads, min: o.threads };

@@ -47,6 +47,10 @@ export interface BenchOptions {
   skipRealModels: boolean;
   workload: Workload;
   http: HttpWorkload;
+  /** Where node-llama-cpp is installed: test/peer, or with --llamacpp-cpu a copy limited to one ggml CPU build (run.ts makes it). */
+  peerDir: string;
+  /** --llamacpp-cpu VARIANT: the only ggml CPU build llama.cpp may load. */
+  llamacppCpu: string | undefined;
 }
 
 // Sized so the whole default run (real models and HTTP included) stays under 10 minutes on 2 cores; the
@@ -83,7 +87,11 @@ export const usage = `usage: npm run bench -- [--quick] [--threads N] [--only to
                    without it a model missing from the cache fails the run (npm run fetch-models)
   --http           only the HTTP benchmarks (tokenmill serve on 127.0.0.1; absolute numbers, no peer)
   --skip-http      leave out the HTTP benchmarks
-  --cache-dir DIR  where synthetic models are kept (default $TOKENMILL_BENCH_CACHE or <tmp>/tokenmill-bench)`;
+  --cache-dir DIR  where synthetic models are kept (default $TOKENMILL_BENCH_CACHE or <tmp>/tokenmill-bench)
+  --llamacpp-cpu VARIANT
+                   llama.cpp loads only this ggml CPU build of node-llama-cpp's (haswell, zen4, ...; a copy
+                   of test/peer under the cache dir carries only it); with TOKENMILL_ISA=avx2 and haswell,
+                   both sides run the AVX2 code an AVX2-only CPU would`;
 
 export class UsageError extends Error {}
 
@@ -96,6 +104,7 @@ function positiveInt(flag: string, v: string | undefined): number {
 export function parseOptions(argv: readonly string[], repoRoot: string): BenchOptions {
   let quick = false, threads = 2, only: Only = 'both', reps: number | undefined, prefixReps: number | undefined, skipSampling = false, httpOnly = false, skipHttp = false;
   let skipRealModels = false;
+  let llamacppCpu: string | undefined;
   let cacheDir = process.env.TOKENMILL_BENCH_CACHE ?? path.join(os.tmpdir(), 'tokenmill-bench');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -110,6 +119,7 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
       case '--skip-real-models': skipRealModels = true; break;
       case '--http': case '--http-only': httpOnly = true; break;
       case '--skip-http': skipHttp = true; break;
+      case '--llamacpp-cpu': { const v = value(); if (!v || !/^[\w-]+$/.test(v)) throw new UsageError(`--llamacpp-cpu expects a ggml CPU build name, got ${v}`); llamacppCpu = v; break; }
       case '--cache-dir': { const v = value(); if (!v) throw new UsageError('--cache-dir expects a path'); cacheDir = path.resolve(v); break; }
       case '--only': {
         const v = value();
@@ -131,5 +141,6 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     workload.samplingReps = http.ttftRounds = reps;
   }
   if (prefixReps !== undefined) workload.prefixReps = prefixReps;
-  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, skipRealModels, workload, http };
+  const peerDir = path.join(repoRoot, 'test', 'peer');
+  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, skipRealModels, workload, http, peerDir, llamacppCpu };
 }

@@ -70,7 +70,8 @@ export async function locateRealModels(repoRoot: string): Promise<RealModelFile[
 }
 
 export interface RealModelsJob {
-  repoRoot: string;
+  /** Where node-llama-cpp is installed (BenchOptions.peerDir). */
+  peerDir: string;
   threads: number;
   only: Only;
   workload: RealWorkload;
@@ -93,7 +94,7 @@ export async function measureRealModels(job: RealModelsJob, models: RealModelFil
       }
       if (job.only !== 'tokenmill') {
         sides.push(await job.tl.time(`${m.name}/load/llamacpp`, () =>
-          LlamacppSide.open(job.repoRoot, m.path, { threads: job.threads, streams: 1, contextSize, batchSize: w.promptTokens, vocabSize: 32000 })));
+          LlamacppSide.open(job.peerDir, m.path, { threads: job.threads, streams: 1, contextSize, batchSize: w.promptTokens, vocabSize: 32000 })));
       }
       for (const s of sides) {
         await job.tl.time(`${m.name}/warm-up/${s.name}`, async () => {

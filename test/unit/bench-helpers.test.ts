@@ -1,11 +1,12 @@
 // The benchmark harness's pure parts (options, statistics, prompts, model cache, the repetition policy, the
 // real-model lookup). No timing here: the benchmark itself only runs as `npm run bench`.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { compare, measure } from '../../bench/ab.js';
 import { DecodeLimitReadings } from '../../bench/decode-limit.js';
+import { peerWithGgmlCpu } from '../../bench/llamacpp-side.js';
 import { ensureModel, estimateBytes } from '../../bench/model-cache.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 import { locateRealModels } from '../../bench/real-models.js';
@@ -43,8 +44,36 @@ describe('bench options', () => {
   });
 
   it('rejects bad values and unknown flags', () => {
-    for (const argv of [['--threads', '0'], ['--threads'], ['--only', 'vllm'], ['--reps', '1.5'], ['--fast']]) {
+    for (const argv of [['--threads', '0'], ['--threads'], ['--only', 'vllm'], ['--reps', '1.5'], ['--fast'], ['--llamacpp-cpu'], ['--llamacpp-cpu', '../x']]) {
       expect(() => parseOptions(argv, '/repo')).toThrow(UsageError);
+    }
+  });
+
+  it('llama.cpp from test/peer, or with --llamacpp-cpu a named ggml CPU build only', () => {
+    const o = parseOptions([], '/repo');
+    expect(o.peerDir).toBe(path.join('/repo', 'test', 'peer'));
+    expect(o.llamacppCpu).toBeUndefined();
+    expect(parseOptions(['--llamacpp-cpu', 'haswell'], '/repo').llamacppCpu).toBe('haswell');
+  });
+
+  it('the peer copy for --llamacpp-cpu carries that ggml CPU build and no other, and refuses one the package lacks', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tm-peer-'));
+    try {
+      const peer = path.join(dir, 'peer');
+      const bins = path.join('node_modules', '@node-llama-cpp', 'linux-x64', 'bins', 'linux-x64');
+      mkdirSync(path.join(peer, bins), { recursive: true });
+      mkdirSync(path.join(peer, 'node_modules', 'node-llama-cpp', 'dist'), { recursive: true });
+      writeFileSync(path.join(peer, 'node_modules', 'node-llama-cpp', 'dist', 'index.js'), '');
+      writeFileSync(path.join(peer, 'node_modules', '@node-llama-cpp', 'linux-x64', 'package.json'), '{}');
+      for (const f of ['libggml-base.so', 'libggml-cpu-haswell.so', 'libggml-cpu-zen4.so', 'libggml-cpu-x64.so', 'llama-addon.node']) {
+        writeFileSync(path.join(peer, bins, f), f);
+      }
+      const copy = peerWithGgmlCpu(peer, 'haswell', path.join(dir, 'work'));
+      expect(readdirSync(path.join(copy, bins)).sort()).toEqual(['libggml-base.so', 'libggml-cpu-haswell.so', 'llama-addon.node']);
+      expect(existsSync(path.join(copy, 'node_modules', 'node-llama-cpp', 'dist', 'index.js'))).toBe(true);
+      expect(() => peerWithGgmlCpu(peer, 'sapphirerapids', path.join(dir, 'work'))).toThrow(/no such CPU build \(it has haswell, x64, zen4\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
