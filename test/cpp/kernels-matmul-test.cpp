@@ -491,14 +491,15 @@ void check_extremes(const std::vector<uint8_t> & xa, size_t x_row) {
     CHECK_EQ(int(reinterpret_cast<const Block *>(xa.data() + x_row)->qs[5]), 127);
 }
 
-// fn over each of the token counts (the first tokens of xa) and over the rows [0, n_out) and [3, 97): the
+// fn over each of the token counts (the first tokens of xa) and over the rows [0, n_out) and [first, last): the
 // outputs that differ from want's bits (n_out per token), plus the rows outside the range that were written.
+// The defaults cut a range inside the row tiles; rows repacked 16 at a time take whole groups.
 int many_token_mismatches(matmul_rows_fn fn, const std::vector<uint8_t> & w, size_t w_row, const std::vector<uint8_t> & xa,
                           size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want,
-                          std::initializer_list<int64_t> counts) {
+                          std::initializer_list<int64_t> counts, int64_t first = 3, int64_t last = 97) {
     int bad = 0;
     for (int64_t n_tok : counts)
-        for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {3, 97}}) {
+        for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {first, last}}) {
             std::vector<float> y(size_t(n_out * n_tok), NAN);
             fn(w.data(), w_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
             for (int64_t t = 0; t < n_tok; ++t)
@@ -597,23 +598,20 @@ TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-t
 
 namespace {
 
-// fn on rows repacked 16 at a time (packed, p_row bytes a row) over 1 to 300 tokens (the first of xa) and the
-// ranges of whole groups [0, n_out) and [16, 80): the outputs that differ from want's bits (n_out per token),
-// plus the rows outside the range that were written.
-int x16_mismatches(matmul_rows_fn fn, const std::vector<uint8_t> & packed, size_t p_row, const std::vector<uint8_t> & xa,
-                   size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
-    int bad = 0;
-    for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300})
-        for (const auto & [r0, r1] : {std::pair<int64_t, int64_t>{0, n_out}, {16, 80}}) {
-            std::vector<float> y(size_t(n_out * n_tok), NAN);
-            fn(packed.data(), p_row, xa.data(), x_row, n_tok, n_in, r0, r1, y.data(), n_out);
-            for (int64_t t = 0; t < n_tok; ++t)
-                for (int64_t r = 0; r < n_out; ++r) {
-                    const float got = y[size_t(t * n_out + r)];
-                    bad += r >= r0 && r < r1 ? std::memcmp(&got, &want[size_t(t * n_out + r)], 4) != 0 : !std::isnan(got);
-                }
-        }
-    return bad;
+// Every level's kernel for a 16-row layout (the table member layout_kernel) on rows packed that way, p_row bytes a
+// row, against want's bits: 1 to 4 tokens a tile and the cache-blocked walk for more, over all the rows and over
+// whole groups [16, 80).
+void check_x16_levels(matmul_rows_kernel * kernel_table::*layout_kernel, const std::vector<uint8_t> & packed, size_t p_row,
+                      const std::vector<uint8_t> & xa, size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
+    int64_t compared = 0;
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        const int bad = many_token_mismatches(l.table.*layout_kernel, packed, p_row, xa, x_row, n_in, n_out, want,
+                                              {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300}, 16, 80);
+        if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
+        CHECK_EQ(bad, 0);
+        ++compared;
+    }
+    CHECK(compared >= 1);
 }
 
 } // namespace
@@ -648,14 +646,7 @@ TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at
 
     std::vector<float> want(size_t(n_out * max_tok));
     ref::matmul_q4_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    int64_t compared = 0;
-    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
-        const int bad = x16_mismatches(l.table.matmul_q4_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
-        if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
-        CHECK_EQ(bad, 0);
-        ++compared;
-    }
-    CHECK(compared >= 1);
+    check_x16_levels(&kernel_table::matmul_q4_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
 
     thread_pool pool(2);
     for (int64_t n_tok : {1, 3, 16}) {
@@ -711,16 +702,11 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q6_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    int64_t compared = 0;
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
         const std::string name = l.name;
         CHECK_EQ(l.table.q6_k_x16, name == "avx512" || name == "avx512-emulated");
-        const int bad = x16_mismatches(l.table.matmul_q6_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
-        if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
-        CHECK_EQ(bad, 0);
-        ++compared;
     }
-    CHECK(compared >= 1);
+    check_x16_levels(&kernel_table::matmul_q6_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
 
     thread_pool pool(2);
     for (int64_t n_tok : {1, 3, 16}) {
