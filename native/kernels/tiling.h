@@ -5,9 +5,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <xmmintrin.h>
 
 namespace tmill::kernels {
 namespace {
+
+// Asks every cache line of *p into the cache level Hint (_MM_HINT_T0: L1, _MM_HINT_T1: L2): the streaming kernels'
+// prefetch of a weight block they will read soon (p's object starts on a cache line in the repacked copies).
+template <int Hint, typename T>
+inline void prefetch_object(const T * p) {
+    for (size_t l = 0; l < sizeof(T); l += 64) _mm_prefetch(reinterpret_cast<const char *>(p) + l, static_cast<_mm_hint>(Hint));
+}
 
 // Walks tokens [t0, t1) in groups of 4 (then the 1-3 left) and, for each group, rows [r0, r1) in tiles
 // of R_ONE rows (single token) or R_MANY rows (several tokens), then single rows. K<R, T>::fn(w, wb, x,

@@ -690,8 +690,8 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
     std::vector<uint8_t> packed(p_row * size_t(n_out));
     bool round_trip = true;
     for (int64_t g = 0; g < n_out; g += quant::k_x16_rows) {
-        const auto * group = reinterpret_cast<const quant::block_q6_k_x16 *>(packed.data() + size_t(g) * p_row);
-        quant::q6_k_x16_pack(w.data() + size_t(g) * w_row, w_row, nb, const_cast<quant::block_q6_k_x16 *>(group));
+        auto * group = reinterpret_cast<quant::block_q6_k_x16 *>(packed.data() + size_t(g) * p_row);
+        quant::q6_k_x16_pack(w.data() + size_t(g) * w_row, w_row, nb, group);
         for (int r = 0; r < quant::k_x16_rows; ++r)
             for (int64_t b = 0; b < nb; ++b) {
                 const quant::block_q6_k back = quant::q6_k_x16_row(group[b], r);

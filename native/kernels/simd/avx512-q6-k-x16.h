@@ -14,6 +14,7 @@
 // sub-block. The integer sums are exact (|isum| < 2^31: step.h), so their order is free.
 #pragma once
 
+#include "kernels/tiling.h"
 #include "quant/q6-k-x16.h"
 #include "quant/q8-k.h"
 
@@ -88,12 +89,11 @@ void tile(const block_q6_k_x16 * w, int64_t nb, const char * x, size_t xb, float
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-    const char * next = reinterpret_cast<const char *>(w + nb);
+    const block_q6_k_x16 * next = w + nb;
     for (int64_t b = 0; b < nb; ++b) {
         if (stream) {
-            for (size_t l = 0; l < sizeof(block_q6_k_x16); l += 64) _mm_prefetch(next + size_t(b) * sizeof(block_q6_k_x16) + l, _MM_HINT_T1);
-            if (b + k_ahead < nb)
-                for (size_t l = 0; l < sizeof(block_q6_k_x16); l += 64) _mm_prefetch(reinterpret_cast<const char *>(w + b + k_ahead) + l, _MM_HINT_T0);
+            prefetch_object<_MM_HINT_T1>(next + b);
+            if (b + k_ahead < nb) prefetch_object<_MM_HINT_T0>(w + b + k_ahead);
         }
         const block_q6_k_x16 & g = w[b];
         const block_q8_k * xb[T];

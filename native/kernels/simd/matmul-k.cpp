@@ -414,10 +414,9 @@ void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, f
     isa::f32 acc[H][T], macc[H][T];
     for (int h = 0; h < H; ++h)
         for (int t = 0; t < T; ++t) acc[h][t] = macc[h][t] = isa::zero();
-    const char * next = reinterpret_cast<const char *>(w + nb);
+    const block_q4_k_x16 * next = w + nb;
     for (int64_t b = 0; b < nb; ++b) {
-        if (stream)
-            for (size_t l = 0; l < sizeof(block_q4_k_x16); l += 64) _mm_prefetch(next + size_t(b) * sizeof(block_q4_k_x16) + l, _MM_HINT_T1);
+        if (stream) prefetch_object<_MM_HINT_T1>(next + b);
         const block_q4_k_x16 & g = w[b];
         for (int h = 0; h < H; ++h) {
             const int r = h * X::rows;
