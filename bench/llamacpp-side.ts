@@ -53,6 +53,11 @@ export interface LlamacppSideOptions {
   prefixContext?: number;
 }
 
+/** test/peer: node-llama-cpp and its prebuilt linux-x64 llama.cpp, installed apart from the main lockfile. */
+export function defaultPeerDir(repoRoot: string): string {
+  return path.join(repoRoot, 'test', 'peer');
+}
+
 /** Installs the peer (node-llama-cpp with its prebuilt linux-x64 llama.cpp) when missing, as the test setup does. */
 function peerEntry(peerDir: string): string {
   const entry = path.join(peerDir, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
@@ -108,7 +113,7 @@ export class LlamacppSide implements Side {
 
   private prefix: { context: NlcContext; seqs: NlcSequence[] } | undefined;
 
-  /** peerDir: where node-llama-cpp is installed (test/peer, or peerWithGgmlCpu's copy: BenchOptions.peerDir). */
+  /** peerDir: where node-llama-cpp is installed (defaultPeerDir, or peerWithGgmlCpu's copy). */
   static async open(peerDir: string, modelPath: string, o: LlamacppSideOptions): Promise<LlamacppSide> {
     const nlc = (await import(pathToFileURL(peerEntry(peerDir)).href)) as NlcModule;
     const llama = await nlc.getLlama({ gpu: false, build: 'never', maxThreads: o.threads, logLevel: 'error', progressLogs: false });

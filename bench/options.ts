@@ -47,9 +47,7 @@ export interface BenchOptions {
   skipRealModels: boolean;
   workload: Workload;
   http: HttpWorkload;
-  /** Where node-llama-cpp is installed: test/peer, or with --llamacpp-cpu a copy limited to one ggml CPU build (run.ts makes it). */
-  peerDir: string;
-  /** --llamacpp-cpu VARIANT: the only ggml CPU build llama.cpp may load. */
+  /** --llamacpp-cpu VARIANT: the only ggml CPU build llama.cpp may load (run.ts loads it from peerWithGgmlCpu's copy). */
   llamacppCpu: string | undefined;
 }
 
@@ -141,6 +139,5 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     workload.samplingReps = http.ttftRounds = reps;
   }
   if (prefixReps !== undefined) workload.prefixReps = prefixReps;
-  const peerDir = path.join(repoRoot, 'test', 'peer');
-  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, skipRealModels, workload, http, peerDir, llamacppCpu };
+  return { quick, threads, only, cacheDir, resultsDir: path.join(repoRoot, 'bench', 'results'), skipSampling, httpOnly, skipHttp, skipRealModels, workload, http, llamacppCpu };
 }

@@ -70,7 +70,7 @@ export async function locateRealModels(repoRoot: string): Promise<RealModelFile[
 }
 
 export interface RealModelsJob {
-  /** Where node-llama-cpp is installed (BenchOptions.peerDir). */
+  /** Where node-llama-cpp is installed (LlamacppSide.open). */
   peerDir: string;
   threads: number;
   only: Only;

@@ -18,7 +18,7 @@ import { ensureModel } from './model-cache.js';
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.js';
 import { locateRealModels, measureRealModels, type RealModelResult } from './real-models.js';
 import { printTable, type BenchResult, type Comparison, type SamplingRow } from './report.js';
-import { LlamacppSide, peerVersion, peerWithGgmlCpu } from './llamacpp-side.js';
+import { defaultPeerDir, LlamacppSide, peerVersion, peerWithGgmlCpu } from './llamacpp-side.js';
 import { mappedGgmlCpuVariant } from './ggml-cpu-variant.js';
 import { describePlatform, type Platform } from './platform.js';
 import { measureSampling } from './sampling-cost.js';
@@ -52,7 +52,7 @@ interface SideFacts {
 }
 
 /** The A/B part: tokenmill and/or llama.cpp on the main model; `sides` is closed by the caller on error. */
-async function compareSides(tl: Timeline, opts: BenchOptions, modelPath: string, sides: Side[], facts: SideFacts): Promise<Comparison[]> {
+async function compareSides(tl: Timeline, opts: BenchOptions, peerDir: string, modelPath: string, sides: Side[], facts: SideFacts): Promise<Comparison[]> {
   const w = opts.workload;
   const contextSize = Math.max(w.promptTokens, w.shortPromptTokens + Math.max(w.decodeTokens, w.aggregateTokens)) + 64;
   const prefix = { prefixStreams: w.prefixStreams, prefixContext: w.prefixSystemTokens + w.prefixQuestionTokens + 16 };
@@ -61,7 +61,7 @@ async function compareSides(tl: Timeline, opts: BenchOptions, modelPath: string,
     sides.push(side);
   }
   if (opts.only !== 'tokenmill') {
-    sides.push(await tl.time('main/load/llamacpp', () => LlamacppSide.open(opts.peerDir, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000, ...prefix })));
+    sides.push(await tl.time('main/load/llamacpp', () => LlamacppSide.open(peerDir, modelPath, { threads: opts.threads, streams: w.streams, contextSize, batchSize: w.promptTokens, vocabSize: 32000, ...prefix })));
     facts.llamacppVariant = mappedGgmlCpuVariant();
   }
   const bos = 1;
@@ -119,6 +119,11 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
   // Before anything slow runs: a missing real model fails the run at once, naming the fetch command.
   const wantReal = !opts.httpOnly && !opts.skipRealModels;
   const realFiles = wantReal ? await locateRealModels(repoRoot) : [];
+  let peerDir = defaultPeerDir(repoRoot);
+  if (opts.llamacppCpu && opts.only !== 'tokenmill') {
+    peerDir = peerWithGgmlCpu(peerDir, opts.llamacppCpu, opts.cacheDir);
+    log(`--llamacpp-cpu ${opts.llamacppCpu}: llama.cpp from ${peerDir}, with only that ggml CPU build`);
+  }
   const loadBefore = os.loadavg()[0]!;
   if (loadBefore > 0.5) log(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before the run; the machine is not idle`);
 
@@ -137,17 +142,17 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
     const sampling: SamplingRow[] = [];
     const facts: SideFacts = {};
     if (!opts.httpOnly) {
-      comparisons = await compareSides(tl, opts, cached.path, sides, facts);
+      comparisons = await compareSides(tl, opts, peerDir, cached.path, sides, facts);
       const stepSeconds: Record<string, number> = {};
       const dc = comparisons[1]!;
       if (dc.tokenmill) stepSeconds.tokenmill = 1 / dc.tokenmill.median;
       if (dc.llamacpp) stepSeconds.llamacpp = 1 / dc.llamacpp.median;
       if (wantReal) {
-        realModels = await measureRealModels({ peerDir: opts.peerDir, threads: opts.threads, only: opts.only, workload: w.real, tl, log }, realFiles);
+        realModels = await measureRealModels({ peerDir, threads: opts.threads, only: opts.only, workload: w.real, tl, log }, realFiles);
       }
       if (!opts.skipSampling) {
         for (const [vocabPath, nVocab] of [[spmVocab, 32000], [qwenVocab, 151936]] as const) {
-          sampling.push(await tl.time(`sampling/v${nVocab}`, () => measureSampling({ opts, vocabPath, nVocab, stepSeconds, log })));
+          sampling.push(await tl.time(`sampling/v${nVocab}`, () => measureSampling({ opts, peerDir, vocabPath, nVocab, stepSeconds, log })));
         }
       }
     }
@@ -169,7 +174,7 @@ async function run(tl: Timeline, opts: BenchOptions, repoRoot: string): Promise<
       },
       platform: { ...platform, ...(facts.llamacppVariant ? { llamacppVariant: facts.llamacppVariant } : {}) },
       ...(facts.decodeLimit ? { decodeLimit: facts.decodeLimit } : {}),
-      peer: { package: 'node-llama-cpp', version: await peerVersion(opts.peerDir) },
+      peer: { package: 'node-llama-cpp', version: await peerVersion(peerDir) },
       model: { name: spec.name, path: cached.path, bytes: cached.bytes, options: { ...spec.options, vocab: path.basename(spmVocab) } },
       comparisons,
       realModels,
@@ -203,10 +208,6 @@ async function main(): Promise<number> {
     return error.message ? 2 : 0;
   }
   if (opts.quick) log('--quick: a smoke run on a small model with few repetitions; the numbers are not a measurement');
-  if (opts.llamacppCpu && opts.only !== 'tokenmill') {
-    opts = { ...opts, peerDir: peerWithGgmlCpu(opts.peerDir, opts.llamacppCpu, opts.cacheDir) };
-    log(`--llamacpp-cpu ${opts.llamacppCpu}: llama.cpp from ${opts.peerDir}, with only that ggml CPU build`);
-  }
   const tl = new Timeline(log);
   const result = await run(tl, opts, repoRoot);
   result.timeline = { totalSeconds: tl.total(), entries: tl.entries };

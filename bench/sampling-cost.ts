@@ -22,6 +22,8 @@ import { TokenmillSide } from './tokenmill-side.js';
 
 export interface SamplingJob {
   opts: BenchOptions;
+  /** Where node-llama-cpp is installed (LlamacppSide.open). */
+  peerDir: string;
   vocabPath: string;
   nVocab: number;
   /** Seconds of one decode step of the main model, per implementation. */
@@ -44,7 +46,7 @@ export async function measureSampling(job: SamplingJob): Promise<SamplingRow> {
       sides.push(await TokenmillSide.open(model.path, { threads: opts.threads, maxSeqs: 1, maxModelLen: contextSize, batchTokens: w.samplingPromptTokens }));
     }
     if (opts.only !== 'tokenmill') {
-      sides.push(await LlamacppSide.open(opts.peerDir, model.path, { threads: opts.threads, streams: 1, contextSize, batchSize: w.samplingPromptTokens, vocabSize: nVocab }));
+      sides.push(await LlamacppSide.open(job.peerDir, model.path, { threads: opts.threads, streams: 1, contextSize, batchSize: w.samplingPromptTokens, vocabSize: nVocab }));
     }
     // The vocabulary's BOS, if any, does not matter for timing; random ids stand in for a prompt.
     let seed = 5000;

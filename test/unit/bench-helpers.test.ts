@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { compare, measure } from '../../bench/ab.js';
 import { DecodeLimitReadings } from '../../bench/decode-limit.js';
-import { peerWithGgmlCpu } from '../../bench/llamacpp-side.js';
+import { defaultPeerDir, peerWithGgmlCpu } from '../../bench/llamacpp-side.js';
 import { ensureModel, estimateBytes } from '../../bench/model-cache.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 import { locateRealModels } from '../../bench/real-models.js';
@@ -51,7 +51,7 @@ describe('bench options', () => {
 
   it('llama.cpp from test/peer, or with --llamacpp-cpu a named ggml CPU build only', () => {
     const o = parseOptions([], '/repo');
-    expect(o.peerDir).toBe(path.join('/repo', 'test', 'peer'));
+    expect(defaultPeerDir('/repo')).toBe(path.join('/repo', 'test', 'peer'));
     expect(o.llamacppCpu).toBeUndefined();
     expect(parseOptions(['--llamacpp-cpu', 'haswell'], '/repo').llamacppCpu).toBe('haswell');
   });
