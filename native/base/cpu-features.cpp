@@ -20,8 +20,24 @@ uint64_t read_xcr0() {
     return (uint64_t(edx) << 32) | eax;
 }
 
+// The vendor string of cpuid leaf 0 (ebx, edx, ecx: "GenuineIntel", "AuthenticAMD"; Hygon's Zen cores say
+// "HygonGenuine").
+cpu_vendor probe_vendor() {
+    unsigned max_leaf = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &max_leaf, &ebx, &ecx, &edx)) return cpu_vendor::other;
+    char id[13];
+    std::memcpy(id, &ebx, 4);
+    std::memcpy(id + 4, &edx, 4);
+    std::memcpy(id + 8, &ecx, 4);
+    id[12] = '\0';
+    if (std::strcmp(id, "GenuineIntel") == 0) return cpu_vendor::intel;
+    if (std::strcmp(id, "AuthenticAMD") == 0 || std::strcmp(id, "HygonGenuine") == 0) return cpu_vendor::amd;
+    return cpu_vendor::other;
+}
+
 cpu_features probe() {
     cpu_features f;
+    f.vendor = probe_vendor();
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
     const bool osxsave = ecx & (1u << 27);
@@ -73,7 +89,11 @@ namespace {
 cpu_features apply_cap(cpu_features f) {
     const char * cap = std::getenv("TOKENMILL_ISA");
     if (!cap) return f;
-    if (std::strcmp(cap, "baseline") == 0) return cpu_features{};
+    if (std::strcmp(cap, "baseline") == 0) {
+        cpu_features none;
+        none.vendor = f.vendor;
+        return none;
+    }
     if (std::strcmp(cap, "avx2") == 0) {
         f.avx512 = f.avx512_bf16 = f.amx = false;
     }

@@ -1,6 +1,8 @@
 // What the CPU (and the OS, via xgetbv) lets us run. Probed once; kernel dispatch reads it.
 #pragma once
 
+#include "base/cpu-vendor.h"
+
 namespace tmill {
 
 struct cpu_features {
@@ -9,9 +11,10 @@ struct cpu_features {
     bool avx512_bf16 = false;
     bool amx = false;       // AMX-TILE + AMX-INT8 with OS-saved tile state, the OS's grant of the tile data
                             // to this process (arch_prctl), and avx512 (the AMX kernels fold with it)
+    cpu_vendor vendor = cpu_vendor::other;   // from cpuid leaf 0; TOKENMILL_ISA leaves it as it is
 };
 
-// The machine's features, probed on first call. TOKENMILL_ISA=baseline|avx2|avx512 caps what is
+// The machine's features, probed on first call. TOKENMILL_ISA=baseline|avx2|avx512 caps the instruction sets
 // reported (to test the fallbacks on a machine that has more; avx512 rules out AMX).
 const cpu_features & cpu_features_get();
 

@@ -5,7 +5,7 @@
 
 namespace tmill::kernels {
 
-kernel_table kernels_for(isa_level level) {
+kernel_table kernels_for(isa_level level, cpu_vendor vendor) {
     kernel_table t{};
     ref::fill(t);
     t.isa = "baseline";
@@ -15,6 +15,7 @@ kernel_table kernels_for(isa_level level) {
     }
     if (level >= isa_level::avx512) {
         avx512::fill(t);
+        if (vendor == cpu_vendor::amd) t.matmul_q4_k_x16 = avx512::matmul_q4_k_x16_hw_stream;
         t.isa = "avx512";
     }
     if (level >= isa_level::avx512_amx) {
@@ -23,6 +24,8 @@ kernel_table kernels_for(isa_level level) {
     }
     return t;
 }
+
+kernel_table kernels_for(isa_level level) { return kernels_for(level, cpu_features_get().vendor); }
 
 size_t attend_f16_heads_scratch(int64_t n_heads, int64_t head_dim) {
     return size_t(n_heads) * size_t(2 * head_dim + 2 * k_attend_key_chunk + 2) + size_t(k_attend_key_chunk) * size_t(head_dim) + 16;

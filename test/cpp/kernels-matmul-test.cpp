@@ -619,8 +619,9 @@ void check_x16_levels(matmul_rows_kernel * kernel_table::*layout_kernel, const s
 // Q4_K repacked 16 rows at a time at load (quant/q4-k-x16.h): the repacking gives the file's blocks back bit
 // for bit, and every level's matmul_q4_k_x16 — on AVX-512 its GEMV, 1 to 4 tokens a tile, cache blocked over
 // panels of groups for more (NOTE(q4-k-x16)); elsewhere the reference — gives the GGUF layout's reference bits
-// for every token count and every range of whole groups, extreme blocks included; through matmul_prepared_many
-// the repacked weight equals the GGUF one on a 2-thread pool.
+// for every token count and every range of whole groups, extreme blocks included, and so does the AVX-512 levels'
+// variant without the next group's prefetch, which the avx512 table takes on AMD's CPUs only
+// (NOTE(q4-k-x16-prefetch)); through matmul_prepared_many the repacked weight equals the GGUF one on a 2-thread pool.
 TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at every level") {
     std::mt19937 rng(4444);
     const int64_t n_in = 256 * 5, n_out = 96, max_tok = 300, nb = n_in / quant::qk_k;
@@ -647,6 +648,19 @@ TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at
     std::vector<float> want(size_t(n_out * max_tok));
     ref::matmul_q4_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
     check_x16_levels(&kernel_table::matmul_q4_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
+    const cpu_features & f = cpu_features_get();
+    std::vector<std::pair<const char *, matmul_rows_fn>> hw_stream;
+    if (f.avx512) hw_stream.push_back({"avx512", avx512::matmul_q4_k_x16_hw_stream});
+    if (f.avx2) hw_stream.push_back({"avx512-emulated", avx512_emulated::matmul_q4_k_x16_hw_stream});
+    for (const auto & [name, fn] : hw_stream) {
+        const int bad = many_token_mismatches(fn, packed, p_row, xa, x_row, n_in, n_out, want, {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300}, 16, 80);
+        if (bad) std::fprintf(stderr, "    %s without the prefetch: %d outputs differ from the reference\n", name, bad);
+        CHECK_EQ(bad, 0);
+    }
+    CHECK(kernels_for(isa_level::avx512, cpu_vendor::amd).matmul_q4_k_x16 == avx512::matmul_q4_k_x16_hw_stream);
+    CHECK(kernels_for(isa_level::avx512, cpu_vendor::intel).matmul_q4_k_x16 == avx512::matmul_q4_k_x16);
+    CHECK(kernels_for(isa_level::avx512, cpu_vendor::other).matmul_q4_k_x16 == avx512::matmul_q4_k_x16);
+    CHECK(kernels_for(isa_level::avx2, cpu_vendor::amd).matmul_q4_k_x16 == avx2::matmul_q4_k_x16);
 
     thread_pool pool(2);
     for (int64_t n_tok : {1, 3, 16}) {

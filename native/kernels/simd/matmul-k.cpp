@@ -398,13 +398,15 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
 // int_dots::x16) x T tokens (token t at x + t * xb): y[t * ldy + r]. Every vector of rows takes its part of each
 // super-block in turn, so the group's bytes are read once, in order (on AVX2 two passes over a group, one per
 // 8 rows, streamed 1536-wide rows from memory at three quarters of the GGUF layout's rate).
-// stream: the weights are read once (a single chunk of tokens), so the next group's super-block is asked into
-// L2 as this one's is read (the next group's copy follows this one): a second stream, as the AMX tiles'
-// NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads, interleaved runs): avx512 18.7 ->
-// 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as well: no faster); in a prompt's cache
-// blocks, which read a panel once per chunk, the same prefetches cost 6 %. Past the range (a task's last group)
-// a prefetch only costs a read.
-template <int T>
+// stream: the weights are read once (a single chunk of tokens). NOTE(q4-k-x16-prefetch): with NextGroup, the next
+// group's super-block is then asked into L2 as this one's is read (the next group's copy follows this one): a
+// second stream, as the AMX tiles' NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads,
+// interleaved runs): avx512 18.7 -> 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as
+// well: no faster). On the AMD EPYC (Zen 4) the same prefetch made the avx512 GEMV slower, the hardware's own
+// prefetcher following the sequential read better alone: there the level takes the tiles without it
+// (kernel_table fill, kernels_for). In a prompt's cache blocks, which read a panel once per chunk, the
+// prefetches cost 6 %. Past the range (a task's last group) a prefetch only costs a read.
+template <int T, bool NextGroup>
 void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
     using X = int_dots::x16;
     using vi = typename X::vi;
@@ -416,7 +418,7 @@ void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, f
         for (int t = 0; t < T; ++t) acc[h][t] = macc[h][t] = isa::zero();
     const block_q4_k_x16 * next = w + nb;
     for (int64_t b = 0; b < nb; ++b) {
-        if (stream) prefetch_object<_MM_HINT_T1>(next + b);
+        if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
         const block_q4_k_x16 & g = w[b];
         for (int h = 0; h < H; ++h) {
             const int r = h * X::rows;
@@ -461,12 +463,14 @@ void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, f
         for (int t = 0; t < T; ++t) isa::store(y + t * ldy + h * X::rows, isa::sub(acc[h][t], macc[h][t]));
 }
 
-// The Q4_K tiles as x16_walk takes them.
+// The Q4_K tiles as x16_walk takes them, streaming with or without the next group's prefetch
+// (NOTE(q4-k-x16-prefetch)).
+template <bool NextGroup>
 struct q4_k_x16_tiles {
     using group = block_q4_k_x16;
     template <int T>
     static void at(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
-        x16_tile<T>(w, nb, x, xb, y, ldy, stream);
+        x16_tile<T, NextGroup>(w, nb, x, xb, y, ldy, stream);
     }
 };
 
@@ -498,11 +502,14 @@ void x16_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, rows_q4_k<int_dots>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles<true>>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
 #if defined(TM_KERNELS_Q6_K_X16)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles>)
+#endif
+#if defined(TM_KERNELS_Q4_K_X16_HW_STREAM)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16_hw_stream, x16_walk<q4_k_x16_tiles<false>>)
 #endif
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
