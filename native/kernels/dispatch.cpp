@@ -15,7 +15,10 @@ kernel_table kernels_for(isa_level level, cpu_vendor vendor) {
     }
     if (level >= isa_level::avx512) {
         avx512::fill(t);
-        if (vendor == cpu_vendor::amd) t.matmul_q4_k_x16 = avx512::matmul_q4_k_x16_hw_stream;
+        if (vendor == cpu_vendor::amd) {   // NOTE(q4-k-x16-prefetch)
+            t.matmul_q4_k_x16 = avx512::matmul_q4_k_x16_hw_stream;
+            t.matmul_q6_k_x16 = avx512::matmul_q6_k_x16_hw_stream;
+        }
         t.isa = "avx512";
     }
     if (level >= isa_level::avx512_amx) {

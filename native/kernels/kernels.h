@@ -131,7 +131,8 @@ enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2, avx512_amx = 3 
 // The table for this machine (cpu_features_get(), so TOKENMILL_ISA caps it); built on first call.
 const kernel_table & kernels_get();
 // The table for an explicit level (tests) as built for a CPU of `vendor`, which picks between kernels that give the
-// same bits and differ only in how they stream memory (avx512's matmul_q4_k_x16 on AMD: NOTE(q4-k-x16-prefetch)).
+// same bits and differ only in how they stream memory (avx512's matmul_q4_k_x16 and matmul_q6_k_x16 on AMD:
+// NOTE(q4-k-x16-prefetch)).
 // The caller must know the CPU supports `level`; the one-argument form takes this machine's vendor.
 kernel_table kernels_for(isa_level level, cpu_vendor vendor);
 kernel_table kernels_for(isa_level level);
@@ -147,6 +148,7 @@ TM_KERNEL_DECLARE_LEVEL
 namespace avx512 {
 TM_KERNEL_DECLARE_LEVEL
 matmul_rows_kernel matmul_q6_k_x16;
+matmul_rows_kernel matmul_q6_k_x16_hw_stream;
 matmul_rows_kernel matmul_q4_k_x16_hw_stream;
 }
 // The AVX-512 sources on AVX2 instructions through SIMDe (the C++ tests' build only, tm_kernels_avx512_emulated):
@@ -154,6 +156,7 @@ matmul_rows_kernel matmul_q4_k_x16_hw_stream;
 namespace avx512_emulated {
 TM_KERNEL_DECLARE_LEVEL
 matmul_rows_kernel matmul_q6_k_x16;
+matmul_rows_kernel matmul_q6_k_x16_hw_stream;
 matmul_rows_kernel matmul_q4_k_x16_hw_stream;
 }
 

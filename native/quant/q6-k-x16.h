@@ -1,10 +1,12 @@
 // Q6_K rows repacked 16 at a time for the AVX-512 levels (docs/kernels.md, "Q6_K repacked at load"): one
 // block_q6_k_x16 holds super-block b of 16 consecutive rows with their bytes interleaved so that one 64-byte load
 // carries the same 4 bytes of ql (or of qh) of every row, a row per int32 lane — the kernel then unpacks the
-// 6-bit levels of 16 rows at once and takes their dots against a token's quad with one dpbusd. The weight
-// bytes come first and the block is padded to whole cache lines (53 of them, 212 bytes a row instead of 210),
-// so every load of quads is aligned in an aligned copy. The values are the rows' own: q6_k_x16_row gives the
-// original blocks back bit for bit.
+// 6-bit levels of 16 rows at once and takes their dots against a token's quad with one dpbusd. The lines are laid
+// out in the order the kernel first reads them (each half of the super-block: its low ql quads beside the qh
+// quads that complete them, its scales, its high ql quads), so a group's blocks are one forward stream that the
+// hardware prefetcher follows; the block is padded to whole cache lines (53 of them, 212 bytes a row instead of
+// 210), so every load of quads is aligned in an aligned copy. The values are the rows' own: q6_k_x16_row gives
+// the original blocks back bit for bit.
 #pragma once
 
 #include "quant/q6-k.h"
@@ -16,10 +18,16 @@
 namespace tmill::quant {
 
 struct block_q6_k_x16 {
-    uint8_t ql[32][k_x16_rows][4];   // quad i: bytes 4i .. 4i+3 of the row's ql
-    uint8_t qh[16][k_x16_rows][4];   // quad i: bytes 4i .. 4i+3 of the row's qh
-    int8_t scales[16][k_x16_rows];   // sub-block j's scale of row r at scales[j][r]
-    uint16_t d[k_x16_rows];          // F16 super-block scales
+    // Elements 128h .. 128h + 127 of the rows (half h of the super-block, h = 0 or 1).
+    struct half_t {
+        struct {
+            uint8_t ql[k_x16_rows][4];   // bytes 64h + 4k .. + 3 of the row's ql (low quad k)
+            uint8_t qh[k_x16_rows][4];   // bytes 32h + 4k .. + 3 of the row's qh
+        } low[8];
+        int8_t scales[8][k_x16_rows];       // sub-block 8h + j's scale of row r at scales[j][r]
+        uint8_t ql_high[8][k_x16_rows][4];  // bytes 64h + 32 + 4k .. + 3 of the row's ql (high quad k)
+    } half[2];
+    uint16_t d[k_x16_rows];   // F16 super-block scales
     uint8_t pad[32];
 };
 static_assert(sizeof(block_q6_k_x16) == 53 * 64, "16 rows of a Q6_K super-block in whole cache lines");

@@ -281,7 +281,8 @@ TM_TEST("kernels: dispatch picks the machine's level and fills every entry") {
         CHECK(t.quantize_q8_0 == &avx2::quantize_q8_0);
     }
     if (cpu_features_get().avx512) {
-        const kernel_table t = kernels_for(isa_level::avx512);
+        // As built for an Intel CPU: AMD's table streams Q4_K and Q6_K differently (check_x16_hw_stream).
+        const kernel_table t = kernels_for(isa_level::avx512, cpu_vendor::intel);
         CHECK(t.matmul_q8_0 == &avx512::matmul_q8_0);
         CHECK(t.matmul_q4_k == &avx512::matmul_q4_k);
         CHECK(t.matmul_q6_k == &avx512::matmul_q6_k);
@@ -614,6 +615,26 @@ void check_x16_levels(matmul_rows_kernel * kernel_table::*layout_kernel, const s
     CHECK(compared >= 1);
 }
 
+// The AVX-512 levels' variant of a 16-row kernel without the next group's prefetch (NOTE(q4-k-x16-prefetch)), real
+// and emulated where this machine runs them, against want's bits as check_x16_levels runs the table's; and the
+// avx512 table (the member layout_kernel) takes it on AMD only.
+void check_x16_hw_stream(matmul_rows_kernel * kernel_table::*layout_kernel, matmul_rows_fn real, matmul_rows_fn emulated,
+                         const std::vector<uint8_t> & packed, size_t p_row, const std::vector<uint8_t> & xa, size_t x_row,
+                         int64_t n_in, int64_t n_out, const std::vector<float> & want) {
+    const cpu_features & f = cpu_features_get();
+    std::vector<std::pair<const char *, matmul_rows_fn>> variants;
+    if (f.avx512) variants.push_back({"avx512", real});
+    if (f.avx2) variants.push_back({"avx512-emulated", emulated});
+    for (const auto & [name, fn] : variants) {
+        const int bad = many_token_mismatches(fn, packed, p_row, xa, x_row, n_in, n_out, want, {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300}, 16, 80);
+        if (bad) std::fprintf(stderr, "    %s without the prefetch: %d outputs differ from the reference\n", name, bad);
+        CHECK_EQ(bad, 0);
+    }
+    CHECK(kernels_for(isa_level::avx512, cpu_vendor::amd).*layout_kernel == real);
+    CHECK(kernels_for(isa_level::avx512, cpu_vendor::intel).*layout_kernel != real);
+    CHECK(kernels_for(isa_level::avx512, cpu_vendor::other).*layout_kernel != real);
+}
+
 } // namespace
 
 // Q4_K repacked 16 rows at a time at load (quant/q4-k-x16.h): the repacking gives the file's blocks back bit
@@ -621,7 +642,7 @@ void check_x16_levels(matmul_rows_kernel * kernel_table::*layout_kernel, const s
 // panels of groups for more (NOTE(q4-k-x16)); elsewhere the reference — gives the GGUF layout's reference bits
 // for every token count and every range of whole groups, extreme blocks included, and so does the AVX-512 levels'
 // variant without the next group's prefetch, which the avx512 table takes on AMD's CPUs only
-// (NOTE(q4-k-x16-prefetch)); through matmul_prepared_many the repacked weight equals the GGUF one on a 2-thread pool.
+// (check_x16_hw_stream); through matmul_prepared_many the repacked weight equals the GGUF one on a 2-thread pool.
 TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at every level") {
     std::mt19937 rng(4444);
     const int64_t n_in = 256 * 5, n_out = 96, max_tok = 300, nb = n_in / quant::qk_k;
@@ -648,18 +669,9 @@ TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at
     std::vector<float> want(size_t(n_out * max_tok));
     ref::matmul_q4_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
     check_x16_levels(&kernel_table::matmul_q4_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
-    const cpu_features & f = cpu_features_get();
-    std::vector<std::pair<const char *, matmul_rows_fn>> hw_stream;
-    if (f.avx512) hw_stream.push_back({"avx512", avx512::matmul_q4_k_x16_hw_stream});
-    if (f.avx2) hw_stream.push_back({"avx512-emulated", avx512_emulated::matmul_q4_k_x16_hw_stream});
-    for (const auto & [name, fn] : hw_stream) {
-        const int bad = many_token_mismatches(fn, packed, p_row, xa, x_row, n_in, n_out, want, {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 40, 300}, 16, 80);
-        if (bad) std::fprintf(stderr, "    %s without the prefetch: %d outputs differ from the reference\n", name, bad);
-        CHECK_EQ(bad, 0);
-    }
-    CHECK(kernels_for(isa_level::avx512, cpu_vendor::amd).matmul_q4_k_x16 == avx512::matmul_q4_k_x16_hw_stream);
+    check_x16_hw_stream(&kernel_table::matmul_q4_k_x16, avx512::matmul_q4_k_x16_hw_stream, avx512_emulated::matmul_q4_k_x16_hw_stream,
+                        packed, p_row, xa, x_row, n_in, n_out, want);
     CHECK(kernels_for(isa_level::avx512, cpu_vendor::intel).matmul_q4_k_x16 == avx512::matmul_q4_k_x16);
-    CHECK(kernels_for(isa_level::avx512, cpu_vendor::other).matmul_q4_k_x16 == avx512::matmul_q4_k_x16);
     CHECK(kernels_for(isa_level::avx2, cpu_vendor::amd).matmul_q4_k_x16 == avx2::matmul_q4_k_x16);
 
     thread_pool pool(2);
@@ -682,7 +694,8 @@ TM_TEST("kernels: Q4_K rows repacked 16 at a time give the GGUF layout's bits at
 // tile, cache blocked over panels of groups for more (NOTE(q6-k-x16)); elsewhere the reference — gives the block
 // step's bits (block_step_ref::matmul_q6_k on the GGUF rows) for every token count and every range of whole
 // groups, with blocks at both ends of the levels (every level 63 and every level 0, the scales at -128) against
-// activations at -127 and +127; only the avx512 level asks for the layout; through matmul_prepared_many a
+// activations at -127 and +127, and so does the variant without the next group's prefetch that the avx512 table
+// takes on AMD (check_x16_hw_stream); only the avx512 level asks for the layout; through matmul_prepared_many a
 // repacked weight gives the same bits on a 2-thread pool.
 TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at every level") {
     std::mt19937 rng(6616);
@@ -721,6 +734,9 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
         CHECK_EQ(l.table.q6_k_x16, name == "avx512" || name == "avx512-emulated");
     }
     check_x16_levels(&kernel_table::matmul_q6_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
+    check_x16_hw_stream(&kernel_table::matmul_q6_k_x16, avx512::matmul_q6_k_x16_hw_stream, avx512_emulated::matmul_q6_k_x16_hw_stream,
+                        packed, p_row, xa, x_row, n_in, n_out, want);
+    CHECK(kernels_for(isa_level::avx512, cpu_vendor::intel).matmul_q6_k_x16 == avx512::matmul_q6_k_x16);
 
     thread_pool pool(2);
     for (int64_t n_tok : {1, 3, 16}) {

@@ -52,9 +52,10 @@ inline void sub_block(const block_q6_k_x16 & g, const block_q8_k * const * xb, _
     constexpr int j = 8 * H + 2 * Q + Half;
     __m512i dot[T];
     for (int t = 0; t < T; ++t) dot[t] = _mm512_set1_epi32(-32 * int32_t(xb[t]->bsums[j]));
+    const block_q6_k_x16::half_t & half = g.half[H];
     for (int k = 4 * Half; k < 4 * Half + 4; ++k) {
-        const __m512i ql = _mm512_loadu_si512(g.ql[16 * H + 8 * (Q & 1) + k]);
-        const __m512i qh = _mm512_loadu_si512(g.qh[8 * H + k]);
+        const __m512i ql = _mm512_loadu_si512(Q & 1 ? half.ql_high[k] : half.low[k].ql);
+        const __m512i qh = _mm512_loadu_si512(half.low[k].qh);
         const __m512i v = levels<Q>(ql, qh);
         for (int t = 0; t < T; ++t) {
             int32_t quad;
@@ -62,7 +63,7 @@ inline void sub_block(const block_q6_k_x16 & g, const block_q8_k * const * xb, _
             dot[t] = _mm512_dpbusd_epi32(dot[t], v, _mm512_set1_epi32(quad));
         }
     }
-    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(g.scales[j])));
+    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(half.scales[j - 8 * H])));
     for (int t = 0; t < T; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot[t], sc));
 }
 
@@ -74,16 +75,11 @@ inline void sub_blocks(const block_q6_k_x16 & g, const block_q8_k * const * xb, 
     }
 }
 
-// Super-blocks of its own group a streaming tile asks into L1 ahead of the one it reads.
-constexpr int64_t k_ahead = 4;
-
 // A group's 16 rows x T tokens (token t at x + t * xb): y[t * ldy + r]. stream: the weights are read once (a
-// single chunk of tokens), so the next group's super-block is asked into L2 as this one's is read, as the Q4_K
-// rows' kernel does (matmul-k.cpp x16_tile), and this group's k_ahead-th next one into L1. One 8960 -> 1536
-// matmul from memory, one thread, one token, AMD EPYC: 1.2-1.3 ms without the prefetches, 0.60-0.65 ms with
-// the next group's, 0.55-0.64 with both; Qwen2.5-Coder-1.5B Q4_K_M decode through Engine (2 threads, 9
-// interleaved repetitions each, medians): 25.5 tok/s with the first, 29.5 with both, 28.0 on the GGUF rows.
-template <int T>
+// single chunk of tokens); with NextGroup the next group's super-block is then asked into L2 as this one's is
+// read, as the Q4_K rows' kernel does (matmul-k.cpp x16_tile, NOTE(q4-k-x16-prefetch): the table takes the tiles
+// without it on AMD's cores).
+template <int T, bool NextGroup>
 void tile(const block_q6_k_x16 * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
     const block_q8_k * xr[T];
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
@@ -91,10 +87,7 @@ void tile(const block_q6_k_x16 * w, int64_t nb, const char * x, size_t xb, float
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     const block_q6_k_x16 * next = w + nb;
     for (int64_t b = 0; b < nb; ++b) {
-        if (stream) {
-            prefetch_object<_MM_HINT_T1>(next + b);
-            if (b + k_ahead < nb) prefetch_object<_MM_HINT_T0>(w + b + k_ahead);
-        }
+        if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
         const block_q6_k_x16 & g = w[b];
         const block_q8_k * xb[T];
         __m512i isum[T];
@@ -110,11 +103,12 @@ void tile(const block_q6_k_x16 * w, int64_t nb, const char * x, size_t xb, float
 }
 
 // The tiles as matmul-k.cpp's 16-row walk takes them.
+template <bool NextGroup>
 struct tiles {
     using group = block_q6_k_x16;
     template <int T>
     static void at(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
-        tile<T>(w, nb, x, xb, y, ldy, stream);
+        tile<T, NextGroup>(w, nb, x, xb, y, ldy, stream);
     }
 };
 

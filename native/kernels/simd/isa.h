@@ -27,8 +27,8 @@ namespace tmill::kernels { namespace { using isa = avx512_traits; using int_dots
 // The AVX-512 levels define kernel_table::matmul_q6_k_x16 (kernels/kernels.h): only their Q6_K takes the block
 // step, which a row per lane gives.
 #define TM_KERNELS_Q6_K_X16 1
-// They also define kernel_table::matmul_q4_k_x16's variant that leaves the stream to the hardware prefetcher
-// (NOTE(q4-k-x16-prefetch)), which kernels_for takes on AMD's cores.
+// They also define the variants of matmul_q4_k_x16 and matmul_q6_k_x16 that leave the stream to the hardware
+// prefetcher (NOTE(q4-k-x16-prefetch)), which kernels_for takes on AMD's cores.
 #define TM_KERNELS_Q4_K_X16_HW_STREAM 1
 #else
 #error "kernels/simd sources are compiled once per ISA: define TM_KERNELS_AVX2, TM_KERNELS_AVX512 or TM_KERNELS_AVX512_EMULATED"

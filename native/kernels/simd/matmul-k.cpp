@@ -403,9 +403,9 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
 // second stream, as the AMX tiles' NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads,
 // interleaved runs): avx512 18.7 -> 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as
 // well: no faster). On the AMD EPYC (Zen 4) the same prefetch made the avx512 GEMV slower, the hardware's own
-// prefetcher following the sequential read better alone: there the level takes the tiles without it
-// (kernel_table fill, kernels_for). In a prompt's cache blocks, which read a panel once per chunk, the
-// prefetches cost 6 %. Past the range (a task's last group) a prefetch only costs a read.
+// prefetcher following the sequential read better alone: there kernels_for gives the level the tiles without it
+// (and the Q6_K tiles likewise, avx512-q6-k-x16.h). In a prompt's cache blocks, which read a panel once per
+// chunk, the prefetches cost 6 %. Past the range (a task's last group) a prefetch only costs a read.
 template <int T, bool NextGroup>
 void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
     using X = int_dots::x16;
@@ -506,7 +506,8 @@ TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles<true>>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
 #if defined(TM_KERNELS_Q6_K_X16)
-TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles<true>>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16_hw_stream, x16_walk<int_dots::q6_k_x16_tiles<false>>)
 #endif
 #if defined(TM_KERNELS_Q4_K_X16_HW_STREAM)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16_hw_stream, x16_walk<q4_k_x16_tiles<false>>)
