@@ -202,7 +202,7 @@ struct alignas(32) x_group {
 // exact block dot c_i as float, lane i of scales[t] d_w * d_x rounded to float, and for a format with a minimum
 // lane i of mins its m_w (lanes >= N zero). Per block one vpdpbusd of w + 128 (unsigned) against each token's
 // signed x, the weights loaded and offset once for the T tokens; a group's -128 * sum(x) corrects its 8 sums
-// at once.
+// at once. A format with a minimum takes its unsigned levels as they are, with nothing to correct.
 template <typename F, int N, int T>
 __attribute__((always_inline)) inline void block_dots(const typename F::block * w, const x_group * const * x, __m256 * dots,
                                                       __m256 * scales, __m256 & mins) {
@@ -212,7 +212,8 @@ __attribute__((always_inline)) inline void block_dots(const typename F::block * 
     // store forwarding).
     __m128i dw = _mm_setzero_si128(), mw = _mm_setzero_si128();
     for (int i = 0; i < N; ++i) {
-        wu[i] = _mm256_xor_si256(F::values(w[i]), bias);
+        // A format with a minimum has unsigned levels (0..31): they are vpdpbusd's unsigned operand as they are.
+        wu[i] = F::has_min ? F::values(w[i]) : _mm256_xor_si256(F::values(w[i]), bias);
         dw = _mm_insert_epi16(dw, w[i].d, i & 7);
         if constexpr (F::has_min) mw = _mm_insert_epi16(mw, w[i].m, i & 7);
     }
@@ -224,7 +225,8 @@ __attribute__((always_inline)) inline void block_dots(const typename F::block * 
             v[i] = i < N ? _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu[i < N ? i : 0],
                                                _mm256_load_si256(reinterpret_cast<const __m256i *>(x[t]->qs[i])))
                          : _mm256_setzero_si256();
-        dots[t] = _mm256_cvtepi32_ps(_mm256_add_epi32(sums8(v), _mm256_load_si256(reinterpret_cast<const __m256i *>(x[t]->corr))));
+        const __m256i sums = sums8(v);
+        dots[t] = _mm256_cvtepi32_ps(F::has_min ? sums : _mm256_add_epi32(sums, _mm256_load_si256(reinterpret_cast<const __m256i *>(x[t]->corr))));
         scales[t] = _mm256_mul_ps(dwf, _mm256_load_ps(x[t]->dx));
     }
 }
@@ -266,27 +268,37 @@ __attribute__((always_inline)) inline __m256 group_sums(const x_group * x) {
     return _mm256_setzero_ps();
 }
 
-// The last, partial group of a row (N = nb % 8 blocks) against T tokens: its dots and scales, and its steps.
-template <typename F, int T, int N>
-void tail_group(const typename F::block * w, const x_group * const * x, __m128 * acc) {
-    __m256 dots[T], scales[T], mins = _mm256_setzero_ps();
-    block_dots<F, N, T>(w, x, dots, scales, mins);
-    for (int t = 0; t < T; ++t) acc[t] = steps<N, F::has_min>(scales[t], dots[t], mins, group_sums<F>(x[t]), acc[t]);
+// One group of N <= 8 blocks (the first at block 8g) of R rows (w[i]: row i) against T tokens' groups x[t]: the
+// rows' dots and scales first, then their steps, so the R rows' chains overlap.
+template <typename F, int T, int R, int N>
+__attribute__((always_inline)) inline void group_steps(const typename F::block * const * w, int64_t g, const x_group * const * x,
+                                                       __m128 (&acc)[R][T]) {
+    __m256 dots[R][T], scales[R][T], mins[R];
+    for (int i = 0; i < R; ++i) block_dots<F, N, T>(w[i] + 8 * g, x, dots[i], scales[i], mins[i]);
+    for (int i = 0; i < R; ++i)
+        for (int t = 0; t < T; ++t) acc[i][t] = steps<N, F::has_min>(scales[i][t], dots[i][t], mins[i], group_sums<F>(x[t]), acc[i][t]);
 }
-template <typename F, int T>
+
+// The last, partial group of R rows (nb % 8 = N blocks, 1 <= N <= 7), as group_steps.
+template <typename F, int T, int R, int N>
+void tail_group(const typename F::block * const * w, int64_t g, const x_group * const * x, __m128 (&acc)[R][T]) {
+    group_steps<F, T, R, N>(w, g, x, acc);
+}
+template <typename F, int T, int R>
 struct tails {
-    using fn = void (*)(const typename F::block *, const x_group * const *, __m128 *);
-    static constexpr fn group[8] = {nullptr,              tail_group<F, T, 1>, tail_group<F, T, 2>, tail_group<F, T, 3>,
-                                    tail_group<F, T, 4>, tail_group<F, T, 5>, tail_group<F, T, 6>, tail_group<F, T, 7>};
+    using fn = void (*)(const typename F::block * const *, int64_t, const x_group * const *, __m128 (&)[R][T]);
+    static constexpr fn group[8] = {nullptr,                tail_group<F, T, R, 1>, tail_group<F, T, R, 2>, tail_group<F, T, R, 3>,
+                                    tail_group<F, T, R, 4>, tail_group<F, T, R, 5>, tail_group<F, T, R, 6>, tail_group<F, T, R, 7>};
 };
 
 // R rows (w[i]: row i) against T tokens (x[t]: token t's groups): per group the dots and scales, then the
 // steps in block order, scalar, one chain per (row, token); each row's weights are read once for the T
 // tokens. Row i's result for token t goes to out[i + t * ldo]. With one token a row's chain (one FMA per
-// block, 4 cycles each) holds a core back, so decode runs two rows together: their chains overlap (from L2
-// ~10 % faster), while the order within each row stays the same. (Running 8 rows' steps together in 8 lanes, from the rows' dots
-// and scales stored to a small buffer and transposed, was ~10 % slower with the weights coming from memory,
-// though faster from L2: the stores cost more than the lane moves they save.)
+// block, 4 cycles each; two with a minimum) holds a core back, so decode runs rows together (k_decode_streams):
+// their chains overlap (two rows: from L2 ~10 % faster), while the order within each row stays the same — the
+// last, partial group's too. (Running 8 rows' steps together in 8 lanes, from the rows' dots and scales stored
+// to a small buffer and transposed, was ~10 % slower with the weights coming from memory, though faster from
+// L2: the stores cost more than the lane moves they save.)
 template <typename F, int T, int R>
 void row_dots(const typename F::block * const * w, const x_group * const * x, int64_t nb, float * out, int64_t ldo) {
     __m128 acc[R][T];
@@ -296,15 +308,11 @@ void row_dots(const typename F::block * const * w, const x_group * const * x, in
     const x_group * xg[T];
     for (int64_t g = 0; g < groups; ++g) {
         for (int t = 0; t < T; ++t) xg[t] = x[t] + g;
-        __m256 dots[R][T], scales[R][T], mins[R];
-        for (int i = 0; i < R; ++i) block_dots<F, 8, T>(w[i] + 8 * g, xg, dots[i], scales[i], mins[i]);
-        for (int i = 0; i < R; ++i)
-            for (int t = 0; t < T; ++t)
-                acc[i][t] = steps<8, F::has_min>(scales[i][t], dots[i][t], mins[i], group_sums<F>(xg[t]), acc[i][t]);
+        group_steps<F, T, R, 8>(w, g, xg, acc);
     }
     if (const int rest = int(nb % 8)) {
         for (int t = 0; t < T; ++t) xg[t] = x[t] + groups;
-        for (int i = 0; i < R; ++i) tails<F, T>::group[rest](w[i] + 8 * groups, xg, acc[i]);
+        tails<F, T, R>::group[rest](w, groups, xg, acc);
     }
     for (int i = 0; i < R; ++i)
         for (int t = 0; t < T; ++t) out[i + t * ldo] = _mm_cvtss_f32(acc[i][t]);
@@ -335,6 +343,11 @@ void prepare_token(const A * xb, int64_t nb, x_group * xg) {
     }
 }
 
+// The rows one token's row_dots runs together, each from its own part of the range: 2 (one FMA chain per
+// block), 4 for a format with a minimum (two dependent FMAs per block).
+template <typename F>
+constexpr int k_decode_streams = F::has_min ? 4 : 2;
+
 // row_dots<F, T, 1> for T = 1 .. k_decode_max_tokens, indexed by T.
 template <typename F, int... T>
 constexpr auto row_dots_for(std::integer_sequence<int, T...>) {
@@ -360,15 +373,16 @@ bool decode_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
     const auto row = [&](int64_t r) { return reinterpret_cast<const typename F::block *>(w + size_t(r) * wb); };
     int64_t r = r0;
     if (n_tok == 1) {
-        const int64_t h = (r1 - r0) / 2;
+        constexpr int S = k_decode_streams<F>;
+        const int64_t h = (r1 - r0) / S;
         for (; r < r0 + h; ++r) {
-            const typename F::block * pair[2] = {row(r), row(r + h)};
-            float o[2];
-            row_dots<F, 1, 2>(pair, tokens, nb, o, 1);
-            y[r] = o[0];
-            y[r + h] = o[1];
+            const typename F::block * set[S];
+            for (int i = 0; i < S; ++i) set[i] = row(r + i * h);
+            float o[S];
+            row_dots<F, 1, S>(set, tokens, nb, o, 1);
+            for (int i = 0; i < S; ++i) y[r + i * h] = o[i];
         }
-        r = r0 + 2 * h;
+        r = r0 + S * h;
     }
     static constexpr auto by_count = row_dots_for<F>(std::make_integer_sequence<int, k_decode_max_tokens + 1>{});
     const auto dots = by_count[n_tok];
