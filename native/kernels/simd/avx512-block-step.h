@@ -279,16 +279,12 @@ __attribute__((always_inline)) inline void group_steps(const typename F::block *
         for (int t = 0; t < T; ++t) acc[i][t] = steps<N, F::has_min>(scales[i][t], dots[i][t], mins[i], group_sums<F>(x[t]), acc[i][t]);
 }
 
-// The last, partial group of R rows (nb % 8 = N blocks, 1 <= N <= 7), as group_steps.
-template <typename F, int T, int R, int N>
-void tail_group(const typename F::block * const * w, int64_t g, const x_group * const * x, __m128 (&acc)[R][T]) {
-    group_steps<F, T, R, N>(w, g, x, acc);
-}
+// group_steps for the last, partial group of R rows (nb % 8 = N blocks, 1 <= N <= 7), indexed by N.
 template <typename F, int T, int R>
 struct tails {
     using fn = void (*)(const typename F::block * const *, int64_t, const x_group * const *, __m128 (&)[R][T]);
-    static constexpr fn group[8] = {nullptr,                tail_group<F, T, R, 1>, tail_group<F, T, R, 2>, tail_group<F, T, R, 3>,
-                                    tail_group<F, T, R, 4>, tail_group<F, T, R, 5>, tail_group<F, T, R, 6>, tail_group<F, T, R, 7>};
+    static constexpr fn group[8] = {nullptr,                 group_steps<F, T, R, 1>, group_steps<F, T, R, 2>, group_steps<F, T, R, 3>,
+                                    group_steps<F, T, R, 4>, group_steps<F, T, R, 5>, group_steps<F, T, R, 6>, group_steps<F, T, R, 7>};
 };
 
 // R rows (w[i]: row i) against T tokens (x[t]: token t's groups): per group the dots and scales, then the

@@ -50,9 +50,8 @@ struct avx512_int_dots {
     // Q6_K's float step: the block step's one exact sum per super-block (matmul-k.cpp q6_k_acc, NOTE(q6-k-block-step)).
     static constexpr bool q6_k_block_step = true;
     // Q6_K rows repacked 16 at a time at load: their tiles (avx512-q6-k-x16.h, NOTE(q6-k-x16)) for matmul-k.cpp's
-    // 16-row walk, with or without the next group's prefetch (NOTE(q4-k-x16-prefetch)).
-    template <bool NextGroup>
-    using q6_k_x16_tiles = q6_k_x16_avx512::tiles<NextGroup>;
+    // 16-row walk.
+    using q6_k_x16_tiles = q6_k_x16_avx512::tiles;
 
     // Q4_K from q4_k_lanes_min_tokens tokens on: 16 tokens in the lanes (avx512-q4-k-lanes.h, NOTE(q4-k-lanes));
     // false when its scratch cannot be allocated. Below 8 tokens matmul-k.cpp's chunks of spread row sets are as

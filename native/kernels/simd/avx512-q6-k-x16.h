@@ -75,40 +75,33 @@ inline void sub_blocks(const block_q6_k_x16 & g, const block_q8_k * const * xb, 
     }
 }
 
-// A group's 16 rows x T tokens (token t at x + t * xb): y[t * ldy + r]. stream: the weights are read once (a
-// single chunk of tokens); with NextGroup the next group's super-block is then asked into L2 as this one's is
-// read, as the Q4_K rows' kernel does (matmul-k.cpp x16_tile, NOTE(q4-k-x16-prefetch): the table takes the tiles
-// without it on AMD's cores).
-template <int T, bool NextGroup>
-void tile(const block_q6_k_x16 * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
-    const block_q8_k * xr[T];
-    for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
-    __m512 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-    const block_q6_k_x16 * next = w + nb;
-    for (int64_t b = 0; b < nb; ++b) {
-        if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
-        const block_q6_k_x16 & g = w[b];
-        const block_q8_k * xb[T];
-        __m512i isum[T];
-        for (int t = 0; t < T; ++t) {
-            xb[t] = xr[t] + b;
-            isum[t] = _mm512_setzero_si512();
-        }
-        sub_blocks<T, 0>(g, xb, isum);
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g.d)));
-        for (int t = 0; t < T; ++t) acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dw, _mm512_set1_ps(xr[t][b].d)), acc[t]);
-    }
-    for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy, acc[t]);
-}
-
-// The tiles as matmul-k.cpp's 16-row walk takes them.
-template <bool NextGroup>
+// The tiles as matmul-k.cpp's 16-row walk takes them: tile<T, NextGroup> computes a group's 16 rows x T tokens
+// (token t at x + t * xb): y[t * ldy + r]. stream: the weights are read once (a single chunk of tokens); with
+// NextGroup the next group's super-block is then asked into L2 as this one's is read, as the Q4_K rows' tiles do
+// (matmul-k.cpp q4_k_x16_tiles, NOTE(q4-k-x16-prefetch): the table takes the tiles without it on AMD's cores).
 struct tiles {
     using group = block_q6_k_x16;
-    template <int T>
-    static void at(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
-        tile<T, NextGroup>(w, nb, x, xb, y, ldy, stream);
+    template <int T, bool NextGroup>
+    static void tile(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
+        const block_q8_k * xr[T];
+        for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
+        __m512 acc[T];
+        for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+        const block_q6_k_x16 * next = w + nb;
+        for (int64_t b = 0; b < nb; ++b) {
+            if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
+            const block_q6_k_x16 & g = w[b];
+            const block_q8_k * xb[T];
+            __m512i isum[T];
+            for (int t = 0; t < T; ++t) {
+                xb[t] = xr[t] + b;
+                isum[t] = _mm512_setzero_si512();
+            }
+            sub_blocks<T, 0>(g, xb, isum);
+            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(g.d)));
+            for (int t = 0; t < T; ++t) acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dw, _mm512_set1_ps(xr[t][b].d)), acc[t]);
+        }
+        for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy, acc[t]);
     }
 };
 

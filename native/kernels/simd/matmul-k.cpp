@@ -394,10 +394,11 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
-// Q4_K rows repacked 16 at a time at load (quant/q4-k-x16.h): a group's 16 rows (in vectors of X::rows, X =
-// int_dots::x16) x T tokens (token t at x + t * xb): y[t * ldy + r]. Every vector of rows takes its part of each
-// super-block in turn, so the group's bytes are read once, in order (on AVX2 two passes over a group, one per
-// 8 rows, streamed 1536-wide rows from memory at three quarters of the GGUF layout's rate).
+// Q4_K rows repacked 16 at a time at load (quant/q4-k-x16.h), as x16_walk takes them: tile<T, NextGroup> computes
+// a group's 16 rows (in vectors of X::rows, X = int_dots::x16) x T tokens (token t at x + t * xb): y[t * ldy + r].
+// Every vector of rows takes its part of each super-block in turn, so the group's bytes are read once, in order
+// (on AVX2 two passes over a group, one per 8 rows, streamed 1536-wide rows from memory at three quarters of the
+// GGUF layout's rate).
 // stream: the weights are read once (a single chunk of tokens). NOTE(q4-k-x16-prefetch): with NextGroup, the next
 // group's super-block is then asked into L2 as this one's is read (the next group's copy follows this one): a
 // second stream, as the AMX tiles' NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads,
@@ -406,86 +407,78 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
 // prefetcher following the sequential read better alone: there kernels_for gives the level the tiles without it
 // (and the Q6_K tiles likewise, avx512-q6-k-x16.h). In a prompt's cache blocks, which read a panel once per
 // chunk, the prefetches cost 6 %. Past the range (a task's last group) a prefetch only costs a read.
-template <int T, bool NextGroup>
-void x16_tile(const block_q4_k_x16 * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
-    using X = int_dots::x16;
-    using vi = typename X::vi;
-    constexpr int H = k_x16_rows / X::rows;
-    const block_q8_k * xr[T];
-    for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
-    isa::f32 acc[H][T], macc[H][T];
-    for (int h = 0; h < H; ++h)
-        for (int t = 0; t < T; ++t) acc[h][t] = macc[h][t] = isa::zero();
-    const block_q4_k_x16 * next = w + nb;
-    for (int64_t b = 0; b < nb; ++b) {
-        if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
-        const block_q4_k_x16 & g = w[b];
-        for (int h = 0; h < H; ++h) {
-            const int r = h * X::rows;
-            vi isum[T];
-            for (int t = 0; t < T; ++t) isum[t] = X::zero();
-            for (int c = 0; c < 4; ++c) {
-                // Sub-blocks 2c (the quads' low nibbles) and 2c + 1 (their high nibbles).
-                vi lo_dot[T], hi_dot[T];
-                for (int t = 0; t < T; ++t) lo_dot[t] = hi_dot[t] = X::zero();
-                for (int k = 0; k < 8; ++k) {
-                    const vi q = X::quads(g.qs[8 * c + k][r]);
-                    const vi lo = X::low4(q), hi = X::high4(q);
-                    for (int t = 0; t < T; ++t) {
-                        int32_t xl, xh;
-                        std::memcpy(&xl, xr[t][b].qs + 64 * c + 4 * k, 4);
-                        std::memcpy(&xh, xr[t][b].qs + 64 * c + 32 + 4 * k, 4);
-                        lo_dot[t] = X::dot4(lo_dot[t], lo, xl);
-                        hi_dot[t] = X::dot4(hi_dot[t], hi, xh);
-                    }
-                }
-                for (int t = 0; t < T; ++t)
-                    isum[t] = X::add(isum[t], X::add(X::scaled(lo_dot[t], g.sc[2 * c] + r), X::scaled(hi_dot[t], g.sc[2 * c + 1] + r)));
-            }
-            vi mins[4];
-            for (int i = 0; i < 4; ++i) mins[i] = X::min_pairs(g.m[2 * i] + r, g.m[2 * i + 1] + r);
-            const isa::f32 dw = isa::load_f16(g.d + r), dmin = isa::load_f16(g.dmin + r);
-            for (int t = 0; t < T; ++t) {
-                // msum = sum_j m_j * xsum_j, xsum_j = bsums[2j] + bsums[2j + 1], two sub-blocks a step.
-                const int16_t * bs = xr[t][b].bsums;
-                vi msum = X::zero();
-                for (int i = 0; i < 4; ++i) {
-                    const uint32_t xs = uint32_t(uint16_t(bs[4 * i] + bs[4 * i + 1])) | uint32_t(uint16_t(bs[4 * i + 2] + bs[4 * i + 3])) << 16;
-                    msum = X::add_mins(msum, mins[i], int32_t(xs));
-                }
-                const isa::f32 dx = isa::set1(xr[t][b].d);
-                acc[h][t] = isa::fmadd(X::to_f32(isum[t]), isa::mul(dw, dx), acc[h][t]);
-                macc[h][t] = isa::fmadd(X::to_f32(msum), isa::mul(dmin, dx), macc[h][t]);
-            }
-        }
-    }
-    for (int h = 0; h < H; ++h)
-        for (int t = 0; t < T; ++t) isa::store(y + t * ldy + h * X::rows, isa::sub(acc[h][t], macc[h][t]));
-}
-
-// The Q4_K tiles as x16_walk takes them, streaming with or without the next group's prefetch
-// (NOTE(q4-k-x16-prefetch)).
-template <bool NextGroup>
 struct q4_k_x16_tiles {
     using group = block_q4_k_x16;
-    template <int T>
-    static void at(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
-        x16_tile<T, NextGroup>(w, nb, x, xb, y, ldy, stream);
+    template <int T, bool NextGroup>
+    static void tile(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
+        using X = int_dots::x16;
+        using vi = typename X::vi;
+        constexpr int H = k_x16_rows / X::rows;
+        const block_q8_k * xr[T];
+        for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
+        isa::f32 acc[H][T], macc[H][T];
+        for (int h = 0; h < H; ++h)
+            for (int t = 0; t < T; ++t) acc[h][t] = macc[h][t] = isa::zero();
+        const block_q4_k_x16 * next = w + nb;
+        for (int64_t b = 0; b < nb; ++b) {
+            if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
+            const block_q4_k_x16 & g = w[b];
+            for (int h = 0; h < H; ++h) {
+                const int r = h * X::rows;
+                vi isum[T];
+                for (int t = 0; t < T; ++t) isum[t] = X::zero();
+                for (int c = 0; c < 4; ++c) {
+                    // Sub-blocks 2c (the quads' low nibbles) and 2c + 1 (their high nibbles).
+                    vi lo_dot[T], hi_dot[T];
+                    for (int t = 0; t < T; ++t) lo_dot[t] = hi_dot[t] = X::zero();
+                    for (int k = 0; k < 8; ++k) {
+                        const vi q = X::quads(g.qs[8 * c + k][r]);
+                        const vi lo = X::low4(q), hi = X::high4(q);
+                        for (int t = 0; t < T; ++t) {
+                            int32_t xl, xh;
+                            std::memcpy(&xl, xr[t][b].qs + 64 * c + 4 * k, 4);
+                            std::memcpy(&xh, xr[t][b].qs + 64 * c + 32 + 4 * k, 4);
+                            lo_dot[t] = X::dot4(lo_dot[t], lo, xl);
+                            hi_dot[t] = X::dot4(hi_dot[t], hi, xh);
+                        }
+                    }
+                    for (int t = 0; t < T; ++t)
+                        isum[t] = X::add(isum[t], X::add(X::scaled(lo_dot[t], g.sc[2 * c] + r), X::scaled(hi_dot[t], g.sc[2 * c + 1] + r)));
+                }
+                vi mins[4];
+                for (int i = 0; i < 4; ++i) mins[i] = X::min_pairs(g.m[2 * i] + r, g.m[2 * i + 1] + r);
+                const isa::f32 dw = isa::load_f16(g.d + r), dmin = isa::load_f16(g.dmin + r);
+                for (int t = 0; t < T; ++t) {
+                    // msum = sum_j m_j * xsum_j, xsum_j = bsums[2j] + bsums[2j + 1], two sub-blocks a step.
+                    const int16_t * bs = xr[t][b].bsums;
+                    vi msum = X::zero();
+                    for (int i = 0; i < 4; ++i) {
+                        const uint32_t xs = uint32_t(uint16_t(bs[4 * i] + bs[4 * i + 1])) | uint32_t(uint16_t(bs[4 * i + 2] + bs[4 * i + 3])) << 16;
+                        msum = X::add_mins(msum, mins[i], int32_t(xs));
+                    }
+                    const isa::f32 dx = isa::set1(xr[t][b].d);
+                    acc[h][t] = isa::fmadd(X::to_f32(isum[t]), isa::mul(dw, dx), acc[h][t]);
+                    macc[h][t] = isa::fmadd(X::to_f32(msum), isa::mul(dmin, dx), macc[h][t]);
+                }
+            }
+        }
+        for (int h = 0; h < H; ++h)
+            for (int t = 0; t < T; ++t) isa::store(y + t * ldy + h * X::rows, isa::sub(acc[h][t], macc[h][t]));
     }
 };
 
 // Rows repacked 16 at a time, [r0, r1) (multiples of 16) x tokens [0, n_tok), in Tiles' groups (Tiles::group, one
-// per super-block) up to 4 tokens a tile (for Q4_K on AVX2 the registers spill, but each unpacked quad then
+// per super-block) up to 4 tokens a tile (Tiles::tile<T, NextGroup>: NOTE(q4-k-x16-prefetch)) (for Q4_K on AVX2 the registers spill, but each unpacked quad then
 // serves 4 tokens: 1536 -> 8960 x 16 tokens, one pass per 8 rows, 3.3 ms in tiles of 2 against 2.9 in tiles of
 // 4), in tiling.h's cache blocks (NOTE(tiling)): every chunk of a block of tokens walks a panel of groups while
 // the panel stays in L2 (one chunk: the range streamed once).
-template <typename Tiles>
+template <typename Tiles, bool NextGroup>
 void x16_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
               int64_t ldy) {
     using group = typename Tiles::group;
     using tile_fn = void (*)(const group *, int64_t, const char *, size_t, float *, int64_t, bool);
-    static constexpr tile_fn by_count[5] = {nullptr, Tiles::template at<1>, Tiles::template at<2>, Tiles::template at<3>,
-                                            Tiles::template at<4>};
+    static constexpr tile_fn by_count[5] = {nullptr, Tiles::template tile<1, NextGroup>, Tiles::template tile<2, NextGroup>,
+                                            Tiles::template tile<3, NextGroup>, Tiles::template tile<4, NextGroup>};
     const int64_t nb = n_in / quant::qk_k;
     const char * wc = static_cast<const char *>(w);
     const char * xc = static_cast<const char *>(x);
@@ -502,15 +495,13 @@ void x16_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, rows_q4_k<int_dots>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles<true>>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles, true>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
-#if defined(TM_KERNELS_Q6_K_X16)
-TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles<true>>)
-TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16_hw_stream, x16_walk<int_dots::q6_k_x16_tiles<false>>)
-#endif
-#if defined(TM_KERNELS_Q4_K_X16_HW_STREAM)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16_hw_stream, x16_walk<q4_k_x16_tiles<false>>)
+#if defined(TM_KERNELS_AVX512_X16)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles, true>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16_hw_stream, x16_walk<int_dots::q6_k_x16_tiles, false>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16_hw_stream, x16_walk<q4_k_x16_tiles, false>)
 #endif
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

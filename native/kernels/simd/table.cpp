@@ -6,7 +6,7 @@ namespace tmill::kernels::TM_KERNELS_LEVEL {
 void fill(kernel_table & t) {
     TM_KERNEL_FILL_BODY
     t.q4_k_x16 = int_dots::q4_k_x16;
-#if defined(TM_KERNELS_Q6_K_X16)
+#if defined(TM_KERNELS_AVX512_X16)
     t.q6_k_x16 = true;
     t.matmul_q6_k_x16 = matmul_q6_k_x16;
 #endif
