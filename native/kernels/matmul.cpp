@@ -37,7 +37,7 @@ int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout
 } // namespace
 
 size_t weight_row_bytes(ggml_type type, weight_layout layout, int64_t n_in) {
-    // The Q8_0 layout is as long as the GGUF rows (quant/q8-0-x16.h).
+    // The Q8_0 and Q4_1 layouts are as long as the GGUF rows (quant/q8-0-x16.h, quant/q4-1-x16.h).
     if (layout == weight_layout::q4_k_x16) return quant::q4_k_x16_row_bytes(n_in);
     if (layout == weight_layout::q6_k_x16) return quant::q6_k_x16_row_bytes(n_in);
     return quant::row_bytes(type, n_in);
@@ -61,6 +61,10 @@ matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_la
     if (layout == weight_layout::q8_0_x16) {
         TM_CHECK(type == ggml_type::q8_0, invalid_argument, "matmul: the Q8_0 16-row layout holds Q8_0 weights only");
         return k.matmul_q8_0_x16;
+    }
+    if (layout == weight_layout::q4_1_x16) {
+        TM_CHECK(type == ggml_type::q4_1, invalid_argument, "matmul: the Q4_1 16-row layout holds Q4_1 weights only");
+        return k.matmul_q4_1_x16;
     }
     switch (type) {
         case ggml_type::f32: return k.matmul_f32;

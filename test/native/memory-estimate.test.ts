@@ -108,6 +108,32 @@ test('Q4_K weights are repacked at load when they fit the memory limit, mapped w
   }
 });
 
+// On avx512 the Q4_1 matrices are copied 16 rows at a time into the layout its lanes read (docs/kernels.md, "Q4_1
+// repacked at load"), at their file size; the other levels keep the file's rows (the AMX level's tiles read them).
+// Repacked or mapped, the logits are the same bits: for decode, for 3 tokens (the lanes, each group read once for
+// all three) and for a batch that takes the prompt tile on panels decoded from the groups.
+test('Q4_1 weights are repacked for the avx512 lanes at load, at the same size and with the same logits', async () => {
+  const file = path.join(dir, 'q41.gguf');
+  await writeSynthModel(file, { arch: 'llama', type: 'Q4_1', nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512, nLayer: 2, nCtx: 256, seed: 7 });
+  const repacked = await Model.load(file);
+  const tensorBytes = repacked.info.tensors.reduce((s, t) => s + t.bytes, 0);
+  process.env.TOKENMILL_MEMORY_LIMIT = String(tensorBytes - 1);   // nothing fits: the file's mapping stays
+  const mapped = await Model.load(file);
+  try {
+    const q41 = repacked.info.tensors
+      .filter((t) => t.type === 'q4_1' && t.name !== 'token_embd.weight' && t.shape[1]! % 16 === 0)
+      .reduce((s, t) => s + t.bytes, 0);
+    expect(q41).toBeGreaterThan(0);
+    expect(repacked.info.repackedBytes).toBe(kernelLevel() === 'avx512' ? q41 : 0);
+    expect(repacked.info.weightBytes).toBe(tensorBytes);
+    expect(mapped.info.repackedBytes).toBe(0);
+    for (const tokens of [[7], [3, 99, 12], Array.from({ length: 37 }, (_, i) => (i * 13 + 5) % 250)]) await expectSameLogits(repacked, mapped, tokens);
+  } finally {
+    repacked.dispose();
+    mapped.dispose();
+  }
+});
+
 // On avx512+amx the Q8_0 matrices are copied into the tiles' layout at load (docs/kernels.md, "The AMX path"), at
 // their file size; the other levels keep the file's rows. Repacked or mapped, the logits are the same bits (the
 // tiles and the avx512 kernels compute one numeric), for decode and for a batch that takes the tiles.

@@ -20,4 +20,6 @@ matmul_rows_kernel matmul_q6_k;
 matmul_rows_kernel matmul_q6_k_x16;
 // Q8_0 rows repacked 16 at a time (quant/q8-0-x16.h): the AMX level's matmul_q8_0_x16.
 matmul_rows_kernel matmul_q8_0_x16;
+// Q4_1 rows repacked 16 at a time (quant/q4-1-x16.h): the avx512 level's matmul_q4_1_x16.
+matmul_rows_kernel matmul_q4_1_x16;
 } // namespace tmill::kernels::block_step_ref

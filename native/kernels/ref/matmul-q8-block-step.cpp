@@ -12,6 +12,7 @@
 #include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
 #include "quant/q4-1.h"
+#include "quant/q4-1-x16.h"
 #include "quant/q5-0.h"
 #include "quant/q5-1.h"
 #include "quant/q6-k.h"
@@ -75,17 +76,24 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     ref::quant_rows<W, block_q8_0, quant::qk8_0, dot<W, Weight>>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
-// Q4_1 and Q5_1 against Q8_1: each block's step, then its minimum's (block_step_min).
-template <typename W, int (*Weight)(const W &, int)>
-float dot_min(const W * w, const quant::block_q8_1 * x, int64_t nb) {
+// Q4_1 and Q5_1 against Q8_1: each block's step, then its minimum's (block_step_min). block(b): the row's block b
+// (whatever layout it is read from).
+template <typename W, int (*Weight)(const W &, int), typename Block>
+float dot_min_of(const Block & block, const quant::block_q8_1 * x, int64_t nb) {
     float acc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
+        const W wb = block(b);
         int32_t c = 0;
-        for (int j = 0; j < quant::qk8_1; ++j) c += Weight(w[b], j) * int32_t(x[b].qs[j]);
-        acc = block_step_min(acc, quant::fp16_to_fp32(w[b].d), quant::fp16_to_fp32(x[b].d), c, quant::fp16_to_fp32(w[b].m),
+        for (int j = 0; j < quant::qk8_1; ++j) c += Weight(wb, j) * int32_t(x[b].qs[j]);
+        acc = block_step_min(acc, quant::fp16_to_fp32(wb.d), quant::fp16_to_fp32(x[b].d), c, quant::fp16_to_fp32(wb.m),
                              quant::fp16_to_fp32(x[b].s));
     }
     return acc;
+}
+
+template <typename W, int (*Weight)(const W &, int)>
+float dot_min(const W * w, const quant::block_q8_1 * x, int64_t nb) {
+    return dot_min_of<W, Weight>([w](int64_t b) { return w[b]; }, x, nb);
 }
 
 template <typename W, int (*Weight)(const W &, int)>
@@ -132,9 +140,20 @@ void rows_q8_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t
         });
 }
 
+// Q4_1 rows repacked 16 at a time (quant/q4-1-x16.h; r0 and r1 multiples of 16): each row's blocks read back
+// from its group.
+void rows_q4_1_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                   int64_t r1, float * y, int64_t ldy) {
+    ref::x16_rows<quant::block_q4_1_x16, quant::block_q8_1, quant::qk4_1>(
+        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const quant::block_q4_1_x16 * g, int lane, const quant::block_q8_1 * xr, int64_t nb) {
+            return dot_min_of<quant::block_q4_1, q4_1_weight>([g, lane](int64_t b) { return quant::q4_1_x16_row_block(g[b], lane); }, xr, nb);
+        });
+}
+
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, rows_q8_0_x16)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, rows_q4_1_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, rows_q6_k_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0, rows<block_q8_0, q8_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0, rows<quant::block_q4_0, q4_0_weight>)

@@ -57,6 +57,7 @@ struct format {
     static constexpr size_t pack_block = k_group_block;
     static constexpr size_t sx_at = k_sx_at;
     static constexpr int tile_rows = 8;   // rows sharing each activation load: 8 + 8 of the 32 zmm registers
+    static constexpr int panel_unit = tile_rows;
 
     static __m256i values(const Block & b) { return int8_weights<Block>::values(b); }
 

@@ -159,6 +159,7 @@ struct format {
     static constexpr size_t staging_bytes = quant::qk8_0;
     static constexpr size_t pack_block = k_pack_block;
     static constexpr int tile_rows = 8;   // rows sharing each activation load: 8 + 8 + 8 of the 32 zmm registers
+    static constexpr int panel_unit = tile_rows;
     static __m256i values(const Block & b) { return int8_weights<Block>::values(b); }
     static void pack(const char * x, size_t xb, int n, int64_t nb, uint8_t * dst) { pack_tokens(x, xb, n, nb, dst); }
     static void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, panel_entry * meta, int8_t * staging) {

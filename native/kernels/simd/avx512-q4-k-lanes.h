@@ -87,6 +87,7 @@ struct format {
     static constexpr size_t staging_bytes = qk_k;
     static constexpr size_t pack_block = k_group_block;
     static constexpr int tile_rows = 4;   // a dpbusd chain, isum and the two F32 chains: 4 registers a row
+    static constexpr int panel_unit = tile_rows;
 
     // Tokens x .. x + n - 1 (1 <= n <= 16) of nb super-blocks each, packed as above: each 32-byte chunk of the 16
     // tokens through vnni-pack.h's transpose, and the sums through it too (4 of its 8 rows).

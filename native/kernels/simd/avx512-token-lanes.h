@@ -73,6 +73,8 @@ void load_quad_rows(const uint8_t * xp, typename L::vi * xv) {
 //   entry                    its per (row, block) panel entry
 //   pack_block               the bytes of one block of a packed 16-token group
 //   tile_rows                the rows of its widest tile
+//   panel_unit               the rows every panel but a range's last is a multiple of (the 16-row groups of a
+//                            repacked layout, whose rows prepare_panel finds only from a group's start)
 //   pack(x, xb, n, nb, dst)  tokens x .. x + n - 1 (n <= 16) of nb blocks each, packed
 //   prepare_panel(w, wb, rows, nb, entries, staging)   the panel's entries (and decoded weights)
 //   tile<L, R>(q, rs, bs, entries, nb, pack, out, pf, pf_lines)   R rows x the group: out[r * 16 + t];
@@ -98,13 +100,16 @@ bool prompt_rows(const char * w, size_t wb, const char * x, size_t xb, int64_t n
     const int64_t pass_groups = groups < k_pass_groups ? groups : k_pass_groups;
     const size_t row_bytes = size_t(nb) * (sizeof(typename F::entry) + (F::in_place ? 0 : F::staging_bytes));
     const size_t row_working_set = row_bytes + (F::in_place ? wb : 0);   // plus the weights read in place
-    int64_t panel_rows = int64_t(k_panel_bytes / row_working_set) / tile_rows * tile_rows;
-    if (panel_rows < tile_rows) panel_rows = tile_rows;
+    constexpr int unit = F::panel_unit;
+    static_assert(unit % tile_rows == 0 || tile_rows % unit == 0, "panels and tiles share their row boundaries");
+    int64_t panel_rows = int64_t(k_panel_bytes / row_working_set) / unit * unit;
+    if (panel_rows < unit) panel_rows = unit;
     if (panel_rows > r1 - r0) panel_rows = r1 - r0;
     // A task's first panel is read from memory with nothing to overlap (its prefetch would have to come
     // from another task, which may run on another core), so the panels start small and double: each
     // panel's tiles then have time to prefetch the next.
-    const int64_t first_rows = 2 * tile_rows < panel_rows ? 2 * tile_rows : panel_rows;
+    constexpr int64_t first = 2 * tile_rows > unit ? 2 * tile_rows : unit;
+    const int64_t first_rows = first < panel_rows ? first : panel_rows;
     auto grown = [panel_rows](int64_t size) { return 2 * size < panel_rows ? 2 * size : panel_rows; };
     uint8_t * pack = scratch_space<0>(size_t(pass_groups * nb) * F::pack_block);
     uint8_t * panel = scratch_space<1>(size_t(panel_rows) * row_bytes);

@@ -9,6 +9,8 @@ void fill(kernel_table & t) {
 #if defined(TM_KERNELS_AVX512_X16)
     t.q6_k_x16 = true;
     t.matmul_q6_k_x16 = matmul_q6_k_x16;
+    t.q4_1_x16 = true;
+    t.matmul_q4_1_x16 = matmul_q4_1_x16;
 #endif
 }
 
