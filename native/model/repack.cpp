@@ -1,6 +1,7 @@
 #include "model/repack.h"
 
 #include "kernels/matmul.h"
+#include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
 #include "quant/q4-k-x16.h"
 #include "quant/q6-k-x16.h"
@@ -29,6 +30,8 @@ kernels::weight_layout preferred_layout(const weight & v, const kernels::kernel_
     if (v.type == ggml_type::q6_k && k.q6_k_x16) return kernels::weight_layout::q6_k_x16;
     if (v.type == ggml_type::q8_0 && k.q8_0_x16 && quant::q8_0_x16_fits(v.n_cols)) return kernels::weight_layout::q8_0_x16;
     if (v.type == ggml_type::q4_1 && k.q4_1_x16) return kernels::weight_layout::q4_1_x16;
+    if ((v.type == ggml_type::q4_0 || v.type == ggml_type::iq4_nl) && k.q4_0_x16 && quant::q4_0_x16_fits(v.n_cols))
+        return kernels::weight_layout::q4_0_x16;
     return kernels::weight_layout::gguf;
 }
 
@@ -45,6 +48,8 @@ void repack_group(const weight & v, kernels::weight_layout layout, int64_t g, ui
         quant::q4_k_x16_pack(src, v.row_bytes, v.n_cols / quant::qk_k, reinterpret_cast<quant::block_q4_k_x16 *>(out));
     else if (layout == kernels::weight_layout::q6_k_x16)
         quant::q6_k_x16_pack(src, v.row_bytes, v.n_cols / quant::qk_k, reinterpret_cast<quant::block_q6_k_x16 *>(out));
+    else if (layout == kernels::weight_layout::q4_0_x16)
+        quant::q4_0_x16_pack(src, v.row_bytes, v.n_cols / quant::qk4_0, reinterpret_cast<quant::block_q4_0_x16 *>(out));
     else if (layout == kernels::weight_layout::q4_1_x16)
         quant::q4_1_x16_pack(src, v.row_bytes, v.n_cols / quant::qk4_1, reinterpret_cast<quant::block_q4_1_x16 *>(out));
     else

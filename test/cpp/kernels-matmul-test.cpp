@@ -17,6 +17,7 @@
 #include "quant/q6-k.h"
 #include "quant/q8-0.h"
 #include "quant/q4-k-x16.h"
+#include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
 #include "quant/q6-k-x16.h"
 #include "quant/q4-k.h"
@@ -757,7 +758,7 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
 
 // Q4_1 repacked 16 rows at a time at load for the avx512 level (quant/q4-1-x16.h): the repacking gives the file's
 // blocks back bit for bit, and every level's matmul_q4_1_x16 — the avx512 level's lanes, 1 to 8 tokens, and its
-// prompt tile on panels decoded from the groups for more (NOTE(q4-1-x16)); elsewhere the reference — gives the
+// prompt tile on panels decoded from the groups for more (NOTE(nibble-x16)); elsewhere the reference — gives the
 // block step's bits (block_step_ref::matmul_q4_1 on the GGUF rows) for every token count (a partial 16-token group,
 // more than one pass of 256 tokens) and every range of whole groups (panels that start at 16 rows and grow), with
 // blocks at both ends of the levels (every nibble 15 or 0, the largest scales and minimums) against activations at
@@ -810,6 +811,69 @@ TM_TEST("kernels: Q4_1 rows repacked 16 at a time give the block step's bits at 
     const matmul_part partial{ggml_type::q4_1, packed.data(), n_out - 8, y_partial.data(), weight_layout::q4_1_x16};
     CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &partial, 1, n_in, xa.data(), 1), invalid_argument);
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_0, weight_layout::q4_1_x16), invalid_argument);
+}
+
+// Q4_0 and IQ4_NL repacked 16 rows at a time at load for the avx512 level (quant/q4-0-x16.h, two blocks a group
+// entry): as the Q4_1 test above — the blocks back bit for bit, every level's entry of the layout (the avx512 lanes
+// up to 8 tokens, the prompt tile on panels decoded from the groups for more; elsewhere the reference) against
+// the block step's bits on the GGUF rows (every nibble 15 or 0: Q4_0's levels 7 and -8, IQ4_NL's 113 and -127,
+// at the largest scale, against activations at -127 and +127), only the avx512 levels asking for the layout, the
+// same bits through matmul_prepared_many, and a width that is not whole block pairs or a type the layout does
+// not hold refused.
+TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step's bits at every level") {
+    std::mt19937 rng(4016);
+    const int64_t n_in = 32 * 14, n_out = 96, max_tok = 300, nb = n_in / quant::qk4_0;
+    const size_t x_row = quant::row_bytes(ggml_type::q8_0, n_in);
+    const std::vector<uint8_t> xa = extreme_activations(ggml_type::q8_0, n_in, max_tok, -1.0f, rng);
+    check_extremes<quant::block_q8_0>(xa, x_row);
+    struct kind {
+        ggml_type type;
+        matmul_rows_kernel * reference;
+        matmul_rows_kernel * kernel_table::*entry;
+    };
+    for (const kind & k : {kind{ggml_type::q4_0, block_step_ref::matmul_q4_0, &kernel_table::matmul_q4_0_x16},
+                           kind{ggml_type::iq4_nl, block_step_ref::matmul_iq4_nl, &kernel_table::matmul_iq4_nl_x16}}) {
+        const size_t w_row = quant::row_bytes(k.type, n_in);
+        std::vector<uint8_t> w = make_weights(k.type, n_out, n_in, rng);
+        for (int64_t r : {0, 5, 17, 95, 40, 63})
+            for (int64_t b = 0; b < nb; ++b) {
+                auto * blk = reinterpret_cast<quant::block_q4_0 *>(w.data() + size_t(r) * w_row) + b;
+                std::memset(blk->qs, r < 20 || r == 95 ? 0xff : 0x00, sizeof blk->qs);
+                blk->d = r % 2 ? 0xfbff : 0x7bff;   // the largest finite F16, and its negative
+            }
+        std::vector<uint8_t> packed(w.size());
+        bool round_trip = true;
+        for (int64_t g = 0; g < n_out; g += quant::k_x16_rows) {
+            auto * group = reinterpret_cast<quant::block_q4_0_x16 *>(packed.data() + size_t(g) * w_row);
+            quant::q4_0_x16_pack(w.data() + size_t(g) * w_row, w_row, nb, group);
+            for (int r = 0; r < quant::k_x16_rows; ++r)
+                for (int64_t b = 0; b < nb; ++b) {
+                    const quant::block_q4_0 back = quant::q4_0_x16_row_block(group, b, r);
+                    round_trip = round_trip && std::memcmp(&back, w.data() + size_t(g + r) * w_row + size_t(b) * sizeof back, sizeof back) == 0;
+                }
+        }
+        CHECK(round_trip);
+
+        std::vector<float> want(size_t(n_out * max_tok));
+        k.reference(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
+        for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+            const std::string name = l.name;
+            CHECK_EQ(l.table.q4_0_x16, name == "avx512" || name == "avx512-emulated");
+        }
+        check_x16_levels(k.entry, packed, w_row, xa, x_row, n_in, n_out, want);
+
+        thread_pool pool(2);
+        for (int64_t n_tok : {1, 3, 16}) {
+            std::vector<float> y_x16(size_t(n_out * n_tok));
+            const matmul_part x16{k.type, packed.data(), n_out, y_x16.data(), weight_layout::q4_0_x16};
+            matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
+            CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
+        }
+        std::vector<float> y_odd(static_cast<size_t>(n_out));
+        const matmul_part odd{k.type, packed.data(), n_out, y_odd.data(), weight_layout::q4_0_x16};
+        CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &odd, 1, n_in - 32, xa.data(), 1), invalid_argument);
+    }
+    CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_1, weight_layout::q4_0_x16), invalid_argument);
 }
 
 // Q5_K's float accumulator width is the ISA's (NOTE(k-matmul)), so its levels are held to their own orders,

@@ -108,23 +108,29 @@ test('Q4_K weights are repacked at load when they fit the memory limit, mapped w
   }
 });
 
-// On avx512 the Q4_1 matrices are copied 16 rows at a time into the layout its lanes read (docs/kernels.md, "Q4_1
-// repacked at load"), at their file size; the other levels keep the file's rows (the AMX level's tiles read them).
+// On avx512 the Q4_1, Q4_0 and IQ4_NL matrices are copied 16 rows at a time into the layout its lanes read
+// (docs/kernels.md, "Q4_1, Q4_0 and IQ4_NL repacked at load"; Q4_0's and IQ4_NL's rows a whole number of 64-weight
+// block pairs), at their file size; the other levels keep the file's rows (the AMX level's tiles read them).
 // Repacked or mapped, the logits are the same bits: for decode, for 3 tokens (the lanes, each group read once for
 // all three) and for a batch that takes the prompt tile on panels decoded from the groups.
-test('Q4_1 weights are repacked for the avx512 lanes at load, at the same size and with the same logits', async () => {
-  const file = path.join(dir, 'q41.gguf');
-  await writeSynthModel(file, { arch: 'llama', type: 'Q4_1', nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512, nLayer: 2, nCtx: 256, seed: 7 });
+test.each([
+  ['Q4_1', 'q4_1', 7],
+  ['Q4_0', 'q4_0', 8],
+  ['IQ4_NL', 'iq4_nl', 9],
+] as const)('%s weights are repacked for the avx512 lanes at load, at the same size and with the same logits', async (type, name, seed) => {
+  const file = path.join(dir, `${name}.gguf`);
+  await writeSynthModel(file, { arch: 'llama', type, nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512, nLayer: 2, nCtx: 256, seed });
   const repacked = await Model.load(file);
   const tensorBytes = repacked.info.tensors.reduce((s, t) => s + t.bytes, 0);
   process.env.TOKENMILL_MEMORY_LIMIT = String(tensorBytes - 1);   // nothing fits: the file's mapping stays
   const mapped = await Model.load(file);
   try {
-    const q41 = repacked.info.tensors
-      .filter((t) => t.type === 'q4_1' && t.name !== 'token_embd.weight' && t.shape[1]! % 16 === 0)
+    const fits = (t: { shape: number[] }) => t.shape[1]! % 16 === 0 && (type === 'Q4_1' || t.shape[0]! % 64 === 0);
+    const layer = repacked.info.tensors
+      .filter((t) => t.type === name && t.name !== 'token_embd.weight' && fits(t))
       .reduce((s, t) => s + t.bytes, 0);
-    expect(q41).toBeGreaterThan(0);
-    expect(repacked.info.repackedBytes).toBe(kernelLevel() === 'avx512' ? q41 : 0);
+    expect(layer).toBeGreaterThan(0);
+    expect(repacked.info.repackedBytes).toBe(kernelLevel() === 'avx512' ? layer : 0);
     expect(repacked.info.weightBytes).toBe(tensorBytes);
     expect(mapped.info.repackedBytes).toBe(0);
     for (const tokens of [[7], [3, 99, 12], Array.from({ length: 37 }, (_, i) => (i * 13 + 5) % 250)]) await expectSameLogits(repacked, mapped, tokens);

@@ -22,4 +22,8 @@ matmul_rows_kernel matmul_q6_k_x16;
 matmul_rows_kernel matmul_q8_0_x16;
 // Q4_1 rows repacked 16 at a time (quant/q4-1-x16.h): the avx512 level's matmul_q4_1_x16.
 matmul_rows_kernel matmul_q4_1_x16;
+// Q4_0 and IQ4_NL rows repacked 16 at a time (quant/q4-0-x16.h): the avx512 level's matmul_q4_0_x16 and
+// matmul_iq4_nl_x16.
+matmul_rows_kernel matmul_q4_0_x16;
+matmul_rows_kernel matmul_iq4_nl_x16;
 } // namespace tmill::kernels::block_step_ref

@@ -12,6 +12,7 @@
 #include "quant/iq4-nl.h"
 #include "quant/q4-0.h"
 #include "quant/q4-1.h"
+#include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
 #include "quant/q5-0.h"
 #include "quant/q5-1.h"
@@ -150,9 +151,30 @@ void rows_q4_1_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t
         });
 }
 
+// Q4_0 or IQ4_NL rows repacked 16 at a time (quant/q4-0-x16.h; r0 and r1 multiples of 16): each row's blocks read
+// back from its group (an IQ4_NL block has Q4_0's layout).
+template <typename W, int (*Weight)(const W &, int)>
+void rows_q4_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                   int64_t r1, float * y, int64_t ldy) {
+    static_assert(sizeof(W) == sizeof(quant::block_q4_0), "Q4_0's block layout");
+    ref::x16_rows<quant::block_q4_0_x16, block_q8_0, quant::qk8_0>(
+        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const quant::block_q4_0_x16 * g, int lane, const block_q8_0 * xr, int64_t nb) {
+            return dot_of<W, Weight>(
+                [g, lane](int64_t b) {
+                    const quant::block_q4_0 blk = quant::q4_0_x16_row_block(g, b, lane);
+                    W out;
+                    std::memcpy(&out, &blk, sizeof out);
+                    return out;
+                },
+                xr, nb);
+        });
+}
+
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, rows_q8_0_x16)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, rows_q4_0_x16<quant::block_q4_0, q4_0_weight>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl_x16, rows_q4_0_x16<quant::block_iq4_nl, iq4_nl_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, rows_q4_1_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, rows_q6_k_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0, rows<block_q8_0, q8_0_weight>)

@@ -8,7 +8,7 @@
 #include "kernels/hsum.h"
 #include "kernels/simd/avx512-block-step.h"
 #include "kernels/simd/avx512-block-step-min.h"
-#include "kernels/simd/avx512-q4-1-x16.h"
+#include "kernels/simd/avx512-nibble-x16.h"
 #include "kernels/simd/avx512-q4-k-lanes.h"
 #include "kernels/simd/avx512-q6-k-x16.h"
 #include "kernels/simd/avx512-q6-k-levels.h"

@@ -11,6 +11,9 @@ void fill(kernel_table & t) {
     t.matmul_q6_k_x16 = matmul_q6_k_x16;
     t.q4_1_x16 = true;
     t.matmul_q4_1_x16 = matmul_q4_1_x16;
+    t.q4_0_x16 = true;
+    t.matmul_q4_0_x16 = matmul_q4_0_x16;
+    t.matmul_iq4_nl_x16 = matmul_iq4_nl_x16;
 #endif
 }
 

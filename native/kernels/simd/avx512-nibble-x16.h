@@ -1,0 +1,288 @@
+// The avx512 level's kernels for the 4-bit 32-element formats on rows repacked 16 at a time: Q4_1 (quant/q4-1-x16.h,
+// against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h, against Q8_0), with the block step (kernels/block-step/step.h):
+// per (row, token) and block the exact int32 dot c_b of the block's levels with the activations, acc = fma(d_w *
+// d_x, float(c_b), acc), and for Q4_1 then acc = fma(m_w, s_x, acc) — the bits of block_step_ref::matmul_q4_1,
+// matmul_q4_0 and matmul_iq4_nl on the original rows, whatever the kernel. Included by avx512-int-dots.h only
+// (AVX-512 + VNNI), internal linkage as tiling.h.
+//
+// NOTE(nibble-x16): why. On the GGUF rows a token's block steps are scalar: per (row, block) a dpbusd's 8 lane sums
+// reduced to one, the scale product (and the minimum) taken out of their lanes, one or two dependent FMAs — about
+// 6 cycles per (row, block) for Q4_1 on the AMD EPYC (Zen 4), even with four rows' chains overlapped, so these
+// formats' decode read their weights at about half the bandwidth (block_step_avx512::row_dots). Here a row is a
+// lane: one 64-byte load holds the same quad of qs of the group's 16 rows, its low nibbles are elements 4k .. 4k + 3
+// and its high nibbles 16 + 4k .. + 3, each one dpbusd of the unsigned levels (the nibble; IQ4_NL's table level
+// + 128, one byte shuffle) against the token's quad (broadcast) with nothing to reduce; the levels' offset (8, 128)
+// is the chain's start, -offset * sum(x_b), once per call and token; the block's steps are 16-lane FMAs. Up to
+// k_lanes_max_tokens tokens share each unpacked block; more keep the block step's 16-token prompt tile, its panel's
+// int8 weights and entries decoded from the groups (x16_format::prepare_panel) instead of from the rows.
+#pragma once
+
+#include "kernels/simd/avx512-block-step-min.h"
+#include "quant/iq4-nl.h"
+#include "quant/q4-0-x16.h"
+#include "quant/q4-1-x16.h"
+#include "quant/q8-0.h"
+#include "quant/q8-1.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace tmill::kernels {
+namespace {
+namespace nibble_x16_avx512 {
+
+using quant::k_x16_rows;
+
+// A layout L gives: group, block (the GGUF block), act (the activations' block), prompt (the block step's prompt
+// format of the GGUF rows), has_min, scales_first (whether a block's scales precede its quads in memory), offset
+// (the levels' offset that the chain's start undoes), qs(g, b, k) (quad k of block b's 16 rows, from the group at
+// g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums), levels(nibbles) (the unsigned levels of
+// 64 nibbles as bytes, offset included) and values(nibbles) (the int8 weights the prompt tile takes, as
+// kernels/simd/int8-weights.h decodes them).
+struct q4_1_layout {
+    using group = quant::block_q4_1_x16;
+    using block = quant::block_q4_1;
+    using act = quant::block_q8_1;
+    using prompt = block_step_min_avx512::format<block, block_step_ref::matmul_q4_1_x16>;
+    static constexpr bool has_min = true;
+    static constexpr bool scales_first = false;
+    static constexpr int32_t offset = 0;
+    static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
+    static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
+    static __m512i levels(__m512i n) { return n; }
+    static __m512i values(__m512i n) { return n; }
+};
+// Q4_0: the value n - 8 (kernels/simd/int8-weights.h), so the levels are the nibbles and the offset 8.
+struct q4_0_layout {
+    using group = quant::block_q4_0_x16;
+    using block = quant::block_q4_0;
+    using act = quant::block_q8_0;
+    using prompt = block_step_avx512::format<block, block_step_ref::matmul_q4_0_x16, false>;
+    static constexpr bool has_min = false;
+    static constexpr bool scales_first = true;
+    static constexpr int32_t offset = 8;
+    static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint16_t * m(const group *, int64_t) { return nullptr; }
+    static __m512i levels(__m512i n) { return n; }
+    static __m512i values(__m512i n) { return _mm512_sub_epi8(n, _mm512_set1_epi8(8)); }
+};
+// IQ4_NL: the table's level (-127 .. 113) + 128, unsigned, and the offset 128.
+struct iq4_nl_layout : q4_0_layout {
+    using block = quant::block_iq4_nl;
+    using prompt = block_step_avx512::format<block, block_step_ref::matmul_iq4_nl_x16, false>;
+    static constexpr int32_t offset = 128;
+    static __m512i values(__m512i n) {
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values))), n);
+    }
+    static __m512i levels(__m512i n) { return _mm512_xor_si512(values(n), _mm512_set1_epi8(char(0x80))); }
+};
+
+// Per (token, block), prepared once per call: d_x, s_x (Q8_1; zero against Q8_0) and -offset * sum(x_b).
+struct alignas(16) token_block {
+    float dx, sx;
+    int32_t start;
+    int32_t pad;
+};
+
+template <typename L>
+void prepare_token(const typename L::act * x, int64_t nb, token_block * out) {
+    for (int64_t b = 0; b < nb; ++b) {
+        int32_t sum = 0;
+        for (int j = 0; j < quant::qk8_0; ++j) sum += x[b].qs[j];
+        float sx = 0.0f;
+        if constexpr (L::has_min) sx = _cvtsh_ss(x[b].s);
+        out[b] = {_cvtsh_ss(x[b].d), sx, -L::offset * sum, 0};
+    }
+}
+
+// Up to this many tokens take the lanes (each group read once for all of them), more the prompt tile. Q4_1, one
+// 576 -> 1536 matmul from L2, one thread, AMD EPYC, ns per (row, block, token): the lanes 0.33 (1 token), 0.25 (2),
+// 0.21 (4 to 8); the prompt tile 0.37-0.8 at 5 to 8 tokens, 0.27 at 16. From memory, lanes in passes of 8 for 9 to
+// 16 tokens were no faster than the prompt tile (12 tokens) or slower (16).
+constexpr int64_t k_lanes_max_tokens = 8;
+
+// A group's 16 rows x T tokens (token t at x + t * xb, its prepared blocks at tb[t]; T <= k_lanes_max_tokens):
+// y[t * ldy + r]. The group's blocks are read once, in order (one forward stream per task, which the hardware
+// prefetcher follows); each block's unpacked levels serve the T tokens.
+template <typename L, int T>
+void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, const token_block * const * tb, float * y, int64_t ldy) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    constexpr int quads = quant::qk8_0 / 8;   // quads of qs bytes per block, each two quads of elements
+    const typename L::act * xr[T];
+    for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const typename L::act *>(x + size_t(t) * xb);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        __m512 dw = _mm512_setzero_ps(), mw = _mm512_setzero_ps();
+        // The loads in the layout's order (L::scales_first), so that the group's lines are first read in order.
+        const auto scales = [&] {
+            dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::d(w, b))));
+            if constexpr (L::has_min) mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::m(w, b))));
+        };
+        if constexpr (L::scales_first) scales();
+        __m512i lo[quads], hi[quads];
+        for (int k = 0; k < quads; ++k) {
+            const __m512i q = _mm512_loadu_si512(L::qs(w, b, k));
+            lo[k] = L::levels(_mm512_and_si512(q, low4));
+            hi[k] = L::levels(_mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
+        }
+        if constexpr (!L::scales_first) scales();
+        for (int t = 0; t < T; ++t) {
+            const int8_t * xq = xr[t][b].qs;
+            const token_block & p = tb[t][b];
+            // The low and the high nibbles in two chains (the integer sum is exact, so its order is free).
+            __m512i c[2] = {_mm512_set1_epi32(p.start), _mm512_setzero_si512()};
+            for (int k = 0; k < quads; ++k) {
+                int32_t xl, xh;
+                std::memcpy(&xl, xq + 4 * k, 4);
+                std::memcpy(&xh, xq + quant::qk8_0 / 2 + 4 * k, 4);
+                c[0] = _mm512_dpbusd_epi32(c[0], lo[k], _mm512_set1_epi32(xl));
+                c[1] = _mm512_dpbusd_epi32(c[1], hi[k], _mm512_set1_epi32(xh));
+            }
+            acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(p.dx)), _mm512_cvtepi32_ps(_mm512_add_epi32(c[0], c[1])), acc[t]);
+            if constexpr (L::has_min) acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(p.sx), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy, acc[t]);
+}
+
+// L's prompt format on the repacked groups: its panels are whole groups, whose rows' int8 weights and entries
+// prepare_panel decodes from the groups — a 16 x 4 dword transpose of each block's qs and a nibble split for the
+// weights (L::values, as kernels/simd/int8-weights.h decodes the rows), the entries from 16 lanes at once — so the
+// tiles read the same panel as from the GGUF rows. (Taking the groups back into GGUF blocks first and decoding
+// those as the rows are made the 16-token matmul ~15 % slower.)
+template <typename L>
+struct x16_format : L::prompt {
+    using base = typename L::prompt;
+    static constexpr int panel_unit = k_x16_rows;
+
+    // Block b of the group at g decoded for the panel: rows[i][h] holds the 32 int8 weights of row 8h + i (its low
+    // 256 bits) and of row 8h + 4 + i (its high 256 bits); 128-bit lane j of entries[h] holds the entries of rows
+    // 4j + 2h and 4j + 2h + 1 — Q4_1's (d_w, m_w), else (-128 * sum(w_b), d_w), the sum from the rows' unsigned
+    // levels (a lane a row, as the quads are loaded) less their offset.
+    static void decode_block(const typename L::group * g, int64_t b, __m512i (&rows)[4][2], __m512 (&entries)[2]) {
+        const __m512i low4 = _mm512_set1_epi8(0x0f), ones = _mm512_set1_epi8(1);
+        // Quad words of (lo, hi): the weights of rows 4j + i (lo's lane j: elements 0..15, hi's lane j: 16..31).
+        const __m512i rows_0_1 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), rows_2_3 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+        __m512i a[4];
+        for (int k = 0; k < 4; ++k) a[k] = _mm512_loadu_si512(L::qs(g, b, k));
+        // 128-bit lane j of u[i]: row 4j + i's 16 qs bytes.
+        const __m512i t0 = _mm512_unpacklo_epi32(a[0], a[1]), t1 = _mm512_unpackhi_epi32(a[0], a[1]);
+        const __m512i t2 = _mm512_unpacklo_epi32(a[2], a[3]), t3 = _mm512_unpackhi_epi32(a[2], a[3]);
+        const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
+                              _mm512_unpackhi_epi64(t1, t3)};
+        for (int i = 0; i < 4; ++i) {
+            const __m512i lo = L::values(_mm512_and_si512(u[i], low4)), hi = L::values(_mm512_and_si512(_mm512_srli_epi16(u[i], 4), low4));
+            rows[i][0] = _mm512_permutex2var_epi64(lo, rows_0_1, hi);
+            rows[i][1] = _mm512_permutex2var_epi64(lo, rows_2_3, hi);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::d(g, b))));
+        __m512 first, second;
+        if constexpr (L::has_min) {
+            first = dw;
+            second = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::m(g, b))));
+        } else {
+            __m512i sum = _mm512_set1_epi32(-L::offset * quant::qk8_0);
+            for (int k = 0; k < 4; ++k) {
+                sum = _mm512_dpbusd_epi32(sum, L::levels(_mm512_and_si512(a[k], low4)), ones);
+                sum = _mm512_dpbusd_epi32(sum, L::levels(_mm512_and_si512(_mm512_srli_epi16(a[k], 4), low4)), ones);
+            }
+            first = _mm512_castsi512_ps(_mm512_mullo_epi32(sum, _mm512_set1_epi32(-128)));
+            second = dw;
+        }
+        entries[0] = _mm512_unpacklo_ps(first, second);
+        entries[1] = _mm512_unpackhi_ps(first, second);
+    }
+
+    // Rows w .. w + rows - 1 (rows a multiple of 16, w a group's start; wb the bytes of a row's share of a group).
+    // Two blocks at a time, so that each row's weights are stored a whole cache line at a time and its entries 16
+    // bytes at a time (a block at a time, 16 rows' 32-byte halves of lines interleaved, the panel's preparation took
+    // half as long again as from the GGUF rows, and a 16-token matmul from memory was ~12 % slower).
+    static void prepare_panel(const char * w, size_t wb, int64_t rows, int64_t nb, typename base::entry * meta, int8_t * staging) {
+        static_assert(sizeof(typename base::entry) == 8 && base::staging_bytes == 32, "an entry is a 64-bit lane, a block 32 weights");
+        const auto weights_at = [&](int64_t row, int64_t b) { return staging + size_t(row * nb + b) * base::staging_bytes; };
+        // Quad words of (block b, block b + 1) rows: the low 256 bits of both, or the high 256 bits of both.
+        const __m512i low_halves = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), high_halves = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+        for (int64_t g0 = 0; g0 < rows; g0 += k_x16_rows) {
+            const auto * g = reinterpret_cast<const typename L::group *>(w + size_t(g0) * wb);
+            int64_t b = 0;
+            for (; b + 1 < nb; b += 2) {
+                __m512i ra[4][2], rb[4][2];
+                __m512 ea[2], eb[2];
+                decode_block(g, b, ra, ea);
+                decode_block(g, b + 1, rb, eb);
+                for (int i = 0; i < 4; ++i)
+                    for (int h = 0; h < 2; ++h) {
+                        _mm512_storeu_si512(weights_at(g0 + 8 * h + i, b), _mm512_permutex2var_epi64(ra[i][h], low_halves, rb[i][h]));
+                        _mm512_storeu_si512(weights_at(g0 + 8 * h + 4 + i, b), _mm512_permutex2var_epi64(ra[i][h], high_halves, rb[i][h]));
+                    }
+                for (int h = 0; h < 2; ++h) {
+                    // 128-bit lane j: row 4j + 2h's entries of blocks b and b + 1, then row 4j + 2h + 1's.
+                    const __m512i even = _mm512_unpacklo_epi64(_mm512_castps_si512(ea[h]), _mm512_castps_si512(eb[h]));
+                    const __m512i odd = _mm512_unpackhi_epi64(_mm512_castps_si512(ea[h]), _mm512_castps_si512(eb[h]));
+                    const __m128i e[2][4] = {{_mm512_extracti32x4_epi32(even, 0), _mm512_extracti32x4_epi32(even, 1), _mm512_extracti32x4_epi32(even, 2),
+                                              _mm512_extracti32x4_epi32(even, 3)},
+                                             {_mm512_extracti32x4_epi32(odd, 0), _mm512_extracti32x4_epi32(odd, 1), _mm512_extracti32x4_epi32(odd, 2),
+                                              _mm512_extracti32x4_epi32(odd, 3)}};
+                    for (int j = 0; j < 4; ++j)
+                        for (int o = 0; o < 2; ++o) _mm_storeu_si128(reinterpret_cast<__m128i *>(meta + (g0 + 4 * j + 2 * h + o) * nb + b), e[o][j]);
+                }
+            }
+            if (b < nb) {   // an odd last block (Q4_1)
+                __m512i ra[4][2];
+                __m512 ea[2];
+                decode_block(g, b, ra, ea);
+                for (int i = 0; i < 4; ++i)
+                    for (int h = 0; h < 2; ++h) {
+                        _mm256_storeu_si256(reinterpret_cast<__m256i *>(weights_at(g0 + 8 * h + i, b)), _mm512_castsi512_si256(ra[i][h]));
+                        _mm256_storeu_si256(reinterpret_cast<__m256i *>(weights_at(g0 + 8 * h + 4 + i, b)), _mm512_extracti64x4_epi64(ra[i][h], 1));
+                    }
+                for (int h = 0; h < 2; ++h)
+                    for (int j = 0; j < 4; ++j) {
+                        const __m128 two = _mm512_extractf32x4_ps(ea[h], j);
+                        _mm_storel_pi(reinterpret_cast<__m64 *>(meta + (g0 + 4 * j + 2 * h) * nb + b), two);
+                        _mm_storeh_pi(reinterpret_cast<__m64 *>(meta + (g0 + 4 * j + 2 * h + 1) * nb + b), two);
+                    }
+            }
+        }
+    }
+};
+
+// The matmul_rows_kernel of layout L: rows [r0, r1) (multiples of 16) x tokens [0, n_tok). Up to k_lanes_max_tokens
+// tokens the groups' lanes, more the prompt tile; the reference when the scratch cannot be allocated.
+template <typename L>
+void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
+          int64_t ldy) {
+    if (n_tok <= 0 || r1 <= r0) return;
+    const int64_t nb = n_in / quant::qk8_0;
+    const char * wc = static_cast<const char *>(w);
+    const char * xc = static_cast<const char *>(x);
+    if (n_tok > k_lanes_max_tokens) {
+        if (!token_lanes_avx512::prompt_rows<x16_format<L>>(wc, wb, xc, xb, n_tok, nb, r0, r1, y, ldy))
+            L::prompt::reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+        return;
+    }
+    auto * prepared = reinterpret_cast<token_block *>(avx512_vnni::scratch_space<0>(size_t(n_tok * nb) * sizeof(token_block)));
+    if (!prepared) {
+        L::prompt::reference(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+        return;
+    }
+    const token_block * tb[k_lanes_max_tokens];
+    for (int64_t t = 0; t < n_tok; ++t) {
+        prepare_token<L>(reinterpret_cast<const typename L::act *>(xc + size_t(t) * xb), nb, prepared + t * nb);
+        tb[t] = prepared + t * nb;
+    }
+    using lanes_fn = void (*)(const typename L::group *, int64_t, const char *, size_t, const token_block * const *, float *, int64_t);
+    static constexpr lanes_fn by_count[] = {nullptr,     lanes<L, 1>, lanes<L, 2>, lanes<L, 3>, lanes<L, 4>,
+                                            lanes<L, 5>, lanes<L, 6>, lanes<L, 7>, lanes<L, 8>};
+    static_assert(sizeof by_count / sizeof by_count[0] == k_lanes_max_tokens + 1, "one kernel per token count");
+    for (int64_t r = r0; r < r1; r += k_x16_rows)
+        by_count[n_tok](reinterpret_cast<const typename L::group *>(wc + size_t(r) * wb), nb, xc, xb, tb, y + r, ldy);
+}
+
+} // namespace nibble_x16_avx512
+} // namespace
+} // namespace tmill::kernels
