@@ -639,6 +639,30 @@ void check_x16_hw_stream(matmul_rows_kernel * kernel_table::*layout_kernel, matm
     CHECK(kernels_for(isa_level::avx512, cpu_vendor::other).*layout_kernel != real);
 }
 
+// What the tests of the layouts only the avx512 levels ask for (the table's flag `asks`) check beyond their own
+// round trip: only those levels ask; every level's kernel for the layout (the member layout_kernel) gives want's
+// bits (check_x16_levels); through matmul_prepared_many so does the machine's table on a 2-thread pool for 1, 3 and
+// 16 tokens; and a repacked weight whose rows are not whole groups is refused.
+void check_avx512_x16_layout(bool kernel_table::*asks, matmul_rows_kernel * kernel_table::*layout_kernel, ggml_type type,
+                             weight_layout layout, const std::vector<uint8_t> & packed, size_t p_row, const std::vector<uint8_t> & xa,
+                             size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
+    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
+        const std::string name = l.name;
+        CHECK_EQ(l.table.*asks, name == "avx512" || name == "avx512-emulated");
+    }
+    check_x16_levels(layout_kernel, packed, p_row, xa, x_row, n_in, n_out, want);
+    thread_pool pool(2);
+    for (int64_t n_tok : {1, 3, 16}) {
+        std::vector<float> y_x16(size_t(n_out * n_tok));
+        const matmul_part x16{type, packed.data(), n_out, y_x16.data(), layout};
+        matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
+        CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
+    }
+    std::vector<float> y_partial(static_cast<size_t>(n_out));
+    const matmul_part partial{type, packed.data(), n_out - 8, y_partial.data(), layout};
+    CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &partial, 1, n_in, xa.data(), 1), invalid_argument);
+}
+
 } // namespace
 
 // Q4_K repacked 16 rows at a time at load (quant/q4-k-x16.h): the repacking gives the file's blocks back bit
@@ -733,26 +757,12 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q6_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
-        const std::string name = l.name;
-        CHECK_EQ(l.table.q6_k_x16, name == "avx512" || name == "avx512-emulated");
-    }
-    check_x16_levels(&kernel_table::matmul_q6_k_x16, packed, p_row, xa, x_row, n_in, n_out, want);
+    check_avx512_x16_layout(&kernel_table::q6_k_x16, &kernel_table::matmul_q6_k_x16, ggml_type::q6_k, weight_layout::q6_k_x16, packed, p_row,
+                            xa, x_row, n_in, n_out, want);
     check_x16_hw_stream(&kernel_table::matmul_q6_k_x16, avx512::matmul_q6_k_x16_hw_stream, avx512_emulated::matmul_q6_k_x16_hw_stream,
                         packed, p_row, xa, x_row, n_in, n_out, want);
     if (cpu_features_get().avx512) CHECK(kernels_for(isa_level::avx512, cpu_vendor::intel).matmul_q6_k_x16 == avx512::matmul_q6_k_x16);
-
-    thread_pool pool(2);
-    for (int64_t n_tok : {1, 3, 16}) {
-        std::vector<float> y_x16(size_t(n_out * n_tok));
-        const matmul_part x16{ggml_type::q6_k, packed.data(), n_out, y_x16.data(), weight_layout::q6_k_x16};
-        matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
-        CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
-    }
-    // A repacked weight whose rows are not whole groups is refused, and so is a type the layout does not hold.
-    std::vector<float> y_partial(static_cast<size_t>(n_out));
-    const matmul_part partial{ggml_type::q6_k, packed.data(), n_out - 8, y_partial.data(), weight_layout::q6_k_x16};
-    CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &partial, 1, n_in, xa.data(), 1), invalid_argument);
+    // A type the layout does not hold is refused.
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_k, weight_layout::q6_k_x16), invalid_argument);
 }
 
@@ -793,23 +803,9 @@ TM_TEST("kernels: Q4_1 rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q4_1(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
-        const std::string name = l.name;
-        CHECK_EQ(l.table.q4_1_x16, name == "avx512" || name == "avx512-emulated");
-    }
-    check_x16_levels(&kernel_table::matmul_q4_1_x16, packed, w_row, xa, x_row, n_in, n_out, want);
-
-    thread_pool pool(2);
-    for (int64_t n_tok : {1, 3, 16}) {
-        std::vector<float> y_x16(size_t(n_out * n_tok));
-        const matmul_part x16{ggml_type::q4_1, packed.data(), n_out, y_x16.data(), weight_layout::q4_1_x16};
-        matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
-        CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
-    }
-    // A repacked weight whose rows are not whole groups is refused, and so is a type the layout does not hold.
-    std::vector<float> y_partial(static_cast<size_t>(n_out));
-    const matmul_part partial{ggml_type::q4_1, packed.data(), n_out - 8, y_partial.data(), weight_layout::q4_1_x16};
-    CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &partial, 1, n_in, xa.data(), 1), invalid_argument);
+    check_avx512_x16_layout(&kernel_table::q4_1_x16, &kernel_table::matmul_q4_1_x16, ggml_type::q4_1, weight_layout::q4_1_x16, packed, w_row,
+                            xa, x_row, n_in, n_out, want);
+    // A type the layout does not hold is refused.
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_0, weight_layout::q4_1_x16), invalid_argument);
 }
 
@@ -856,19 +852,8 @@ TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step
 
         std::vector<float> want(size_t(n_out * max_tok));
         k.reference(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-        for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
-            const std::string name = l.name;
-            CHECK_EQ(l.table.q4_0_x16, name == "avx512" || name == "avx512-emulated");
-        }
-        check_x16_levels(k.entry, packed, w_row, xa, x_row, n_in, n_out, want);
-
-        thread_pool pool(2);
-        for (int64_t n_tok : {1, 3, 16}) {
-            std::vector<float> y_x16(size_t(n_out * n_tok));
-            const matmul_part x16{k.type, packed.data(), n_out, y_x16.data(), weight_layout::q4_0_x16};
-            matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
-            CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
-        }
+        check_avx512_x16_layout(&kernel_table::q4_0_x16, k.entry, k.type, weight_layout::q4_0_x16, packed, w_row, xa, x_row, n_in, n_out, want);
+        thread_pool pool(1);
         std::vector<float> y_odd(static_cast<size_t>(n_out));
         const matmul_part odd{k.type, packed.data(), n_out, y_odd.data(), weight_layout::q4_0_x16};
         CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &odd, 1, n_in - 32, xa.data(), 1), invalid_argument);
