@@ -4,6 +4,7 @@
 #include "kernels/amx/amx.h"
 #include "quant/q4-0-x16.h"
 #include "quant/q4-k-x16.h"
+#include "quant/q5-0-x16.h"
 #include "quant/q6-k-x16.h"
 #include "quant/q8-0-x16.h"
 #include "quant/quant.h"
@@ -38,8 +39,8 @@ int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout
 } // namespace
 
 size_t weight_row_bytes(ggml_type type, weight_layout layout, int64_t n_in) {
-    // The Q8_0, Q4_1 and Q4_0 layouts are as long as the GGUF rows (quant/q8-0-x16.h, quant/q4-1-x16.h,
-    // quant/q4-0-x16.h).
+    // The Q8_0, Q4_1, Q4_0 and Q5_0 layouts are as long as the GGUF rows (quant/q8-0-x16.h, quant/q4-1-x16.h,
+    // quant/q4-0-x16.h, quant/q5-0-x16.h).
     if (layout == weight_layout::q4_k_x16) return quant::q4_k_x16_row_bytes(n_in);
     if (layout == weight_layout::q6_k_x16) return quant::q6_k_x16_row_bytes(n_in);
     return quant::row_bytes(type, n_in);
@@ -72,6 +73,10 @@ matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_la
         TM_CHECK(type == ggml_type::q4_0 || type == ggml_type::iq4_nl, invalid_argument,
                  "matmul: the Q4_0 16-row layout holds Q4_0 and IQ4_NL weights only");
         return type == ggml_type::q4_0 ? k.matmul_q4_0_x16 : k.matmul_iq4_nl_x16;
+    }
+    if (layout == weight_layout::q5_0_x16) {
+        TM_CHECK(type == ggml_type::q5_0, invalid_argument, "matmul: the Q5_0 16-row layout holds Q5_0 weights only");
+        return k.matmul_q5_0_x16;
     }
     switch (type) {
         case ggml_type::f32: return k.matmul_f32;
@@ -151,6 +156,8 @@ void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matm
                  "matmul: Q8_0 rows repacked 16 at a time are a whole number of 64-weight block pairs");
         TM_CHECK(p.layout != weight_layout::q4_0_x16 || quant::q4_0_x16_fits(n_in), invalid_argument,
                  "matmul: Q4_0 and IQ4_NL rows repacked 16 at a time are a whole number of 64-weight block pairs");
+        TM_CHECK(p.layout != weight_layout::q5_0_x16 || quant::q5_0_x16_fits(n_in), invalid_argument,
+                 "matmul: Q5_0 rows repacked 16 at a time are a whole number of 64-weight block pairs");
         const int64_t chunk = rows_per_task(p.n_out, pool.n_threads(), n_tok, p.layout);
         plans[i] = {matmul_rows_for(k, p.type, p.layout), weight_row_bytes(p.type, p.layout, n_in), chunk, n_tasks};
         n_tasks += (p.n_out + chunk - 1) / chunk;

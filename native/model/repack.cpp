@@ -4,6 +4,7 @@
 #include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
 #include "quant/q4-k-x16.h"
+#include "quant/q5-0-x16.h"
 #include "quant/q6-k-x16.h"
 #include "quant/q8-0-x16.h"
 
@@ -32,6 +33,7 @@ kernels::weight_layout preferred_layout(const weight & v, const kernels::kernel_
     if (v.type == ggml_type::q4_1 && k.q4_1_x16) return kernels::weight_layout::q4_1_x16;
     if ((v.type == ggml_type::q4_0 || v.type == ggml_type::iq4_nl) && k.q4_0_x16 && quant::q4_0_x16_fits(v.n_cols))
         return kernels::weight_layout::q4_0_x16;
+    if (v.type == ggml_type::q5_0 && k.q5_0_x16 && quant::q5_0_x16_fits(v.n_cols)) return kernels::weight_layout::q5_0_x16;
     return kernels::weight_layout::gguf;
 }
 
@@ -50,6 +52,8 @@ void repack_group(const weight & v, kernels::weight_layout layout, int64_t g, ui
         quant::q6_k_x16_pack(src, v.row_bytes, v.n_cols / quant::qk_k, reinterpret_cast<quant::block_q6_k_x16 *>(out));
     else if (layout == kernels::weight_layout::q4_0_x16)
         quant::q4_0_x16_pack(src, v.row_bytes, v.n_cols / quant::qk4_0, reinterpret_cast<quant::block_q4_0_x16 *>(out));
+    else if (layout == kernels::weight_layout::q5_0_x16)
+        quant::q5_0_x16_pack(src, v.row_bytes, v.n_cols / quant::qk5_0, reinterpret_cast<quant::block_q5_0_x16 *>(out));
     else if (layout == kernels::weight_layout::q4_1_x16)
         quant::q4_1_x16_pack(src, v.row_bytes, v.n_cols / quant::qk4_1, reinterpret_cast<quant::block_q4_1_x16 *>(out));
     else

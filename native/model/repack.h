@@ -1,8 +1,8 @@
 // Weights repacked once at load into the layouts the machine's kernels prefer (kernels/weight-layout.h), 16 rows
 // at a time where the kernel table asks for it: Q4_K matmul weights for kernel_table::q4_k_x16 (docs/kernels.md,
 // "Q4_K repacked at load"), Q6_K for kernel_table::q6_k_x16 ("Q6_K repacked at load"), Q8_0 for
-// kernel_table::q8_0_x16 (the AMX tiles; "The AMX path"), Q4_1, Q4_0 and IQ4_NL for kernel_table::q4_1_x16 and q4_0_x16
-// ("Q4_1, Q4_0 and IQ4_NL repacked at load"). The values are the file's, so every result keeps its
+// kernel_table::q8_0_x16 (the AMX tiles; "The AMX path"), Q4_1, Q4_0, IQ4_NL and Q5_0 for kernel_table::q4_1_x16,
+// q4_0_x16 and q5_0_x16 ("Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at load"). The values are the file's, so every result keeps its
 // bits.
 #pragma once
 
@@ -27,7 +27,8 @@ struct repacked_weights {
 };
 
 // Repacks every Q4_K (when k.q4_k_x16 is set), Q6_K (k.q6_k_x16), Q8_0 (k.q8_0_x16; rows of a multiple of 64 weights) ,
-// Q4_1 (k.q4_1_x16), Q4_0 and IQ4_NL (k.q4_0_x16; rows of a multiple of 64 weights) layer
+// Q4_1 (k.q4_1_x16), Q4_0 and IQ4_NL (k.q4_0_x16) and Q5_0 (k.q5_0_x16; these three in rows of a multiple of 64
+// weights) layer
 // matmul weight, and an untied output matrix, whose row count is a multiple of 16, pointing its view at the copy,
 // and releases the file's pages it replaces from the process (the read-only mapping stays valid; they would be
 // read again from the page cache). The copy is the process's

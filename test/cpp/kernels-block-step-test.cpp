@@ -506,6 +506,7 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and more (repacked Q8_0: every 
         CHECK(!t.q6_k_x16 && simd.q6_k_x16);
         CHECK(!t.q4_1_x16 && simd.q4_1_x16);
         CHECK(!t.q4_0_x16 && simd.q4_0_x16);
+        CHECK(!t.q5_0_x16 && simd.q5_0_x16);
         CHECK(t.matmul_q5_0 == simd.matmul_q5_0);
         CHECK(t.matmul_q4_k == simd.matmul_q4_k);
         CHECK(t.matmul_f16 == simd.matmul_f16);

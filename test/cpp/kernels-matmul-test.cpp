@@ -19,6 +19,7 @@
 #include "quant/q4-k-x16.h"
 #include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
+#include "quant/q5-0-x16.h"
 #include "quant/q6-k-x16.h"
 #include "quant/q4-k.h"
 #include "quant/q8-1.h"
@@ -859,6 +860,49 @@ TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step
         CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &odd, 1, n_in - 32, xa.data(), 1), invalid_argument);
     }
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_1, weight_layout::q4_0_x16), invalid_argument);
+}
+
+// Q5_0 repacked 16 rows at a time at load for the avx512 level (quant/q5-0-x16.h: two blocks a group entry, each
+// with its rows' fifth bits): as the Q4_0 test above, with every level at 31 (nibble 15 and fifth bit set: the
+// weight 15) or at 0 (-16) at the largest scale against activations at -127 and +127, and random fifth bits in
+// the other rows.
+TM_TEST("kernels: Q5_0 rows repacked 16 at a time give the block step's bits at every level") {
+    std::mt19937 rng(5016);
+    const int64_t n_in = 32 * 14, n_out = 96, max_tok = 300, nb = n_in / quant::qk5_0;
+    const size_t x_row = quant::row_bytes(ggml_type::q8_0, n_in), w_row = quant::row_bytes(ggml_type::q5_0, n_in);
+    const std::vector<uint8_t> xa = extreme_activations(ggml_type::q8_0, n_in, max_tok, -1.0f, rng);
+    check_extremes<quant::block_q8_0>(xa, x_row);
+    std::vector<uint8_t> w = make_weights(ggml_type::q5_0, n_out, n_in, rng);
+    for (int64_t r : {0, 5, 17, 95, 40, 63})
+        for (int64_t b = 0; b < nb; ++b) {
+            auto * blk = reinterpret_cast<quant::block_q5_0 *>(w.data() + size_t(r) * w_row) + b;
+            const uint8_t level = r < 20 || r == 95 ? 0xff : 0x00;
+            std::memset(blk->qs, level, sizeof blk->qs);
+            std::memset(blk->qh, level, sizeof blk->qh);
+            blk->d = r % 2 ? 0xfbff : 0x7bff;   // the largest finite F16, and its negative
+        }
+    std::vector<uint8_t> packed(w.size());
+    bool round_trip = true;
+    for (int64_t g = 0; g < n_out; g += quant::k_x16_rows) {
+        auto * group = reinterpret_cast<quant::block_q5_0_x16 *>(packed.data() + size_t(g) * w_row);
+        quant::q5_0_x16_pack(w.data() + size_t(g) * w_row, w_row, nb, group);
+        for (int r = 0; r < quant::k_x16_rows; ++r)
+            for (int64_t b = 0; b < nb; ++b) {
+                const quant::block_q5_0 back = quant::q5_0_x16_row_block(group, b, r);
+                round_trip = round_trip && std::memcmp(&back, w.data() + size_t(g + r) * w_row + size_t(b) * sizeof back, sizeof back) == 0;
+            }
+    }
+    CHECK(round_trip);
+
+    std::vector<float> want(size_t(n_out * max_tok));
+    block_step_ref::matmul_q5_0(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
+    check_avx512_x16_layout(&kernel_table::q5_0_x16, &kernel_table::matmul_q5_0_x16, ggml_type::q5_0, weight_layout::q5_0_x16, packed, w_row,
+                            xa, x_row, n_in, n_out, want);
+    thread_pool pool(1);
+    std::vector<float> y_odd(static_cast<size_t>(n_out));
+    const matmul_part odd{ggml_type::q5_0, packed.data(), n_out, y_odd.data(), weight_layout::q5_0_x16};
+    CHECK_THROWS_CODE(matmul_prepared_many(pool, kernels_get(), &odd, 1, n_in - 32, xa.data(), 1), invalid_argument);
+    CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_0, weight_layout::q5_0_x16), invalid_argument);
 }
 
 // Q5_K's float accumulator width is the ISA's (NOTE(k-matmul)), so its levels are held to their own orders,

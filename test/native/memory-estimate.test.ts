@@ -108,8 +108,8 @@ test('Q4_K weights are repacked at load when they fit the memory limit, mapped w
   }
 });
 
-// On avx512 the Q4_1, Q4_0 and IQ4_NL matrices are copied 16 rows at a time into the layout its lanes read
-// (docs/kernels.md, "Q4_1, Q4_0 and IQ4_NL repacked at load"; Q4_0's and IQ4_NL's rows a whole number of 64-weight
+// On avx512 the Q4_1, Q4_0, IQ4_NL and Q5_0 matrices are copied 16 rows at a time into the layout its lanes read
+// (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at load"; all but Q4_1's rows a whole number of 64-weight
 // block pairs), at their file size; the other levels keep the file's rows (the AMX level's tiles read them).
 // Repacked or mapped, the logits are the same bits: for decode, for 3 tokens (the lanes, each group read once for
 // all three) and for a batch that takes the prompt tile on panels decoded from the groups.
@@ -117,6 +117,7 @@ test.each([
   ['Q4_1', 'q4_1', 7],
   ['Q4_0', 'q4_0', 8],
   ['IQ4_NL', 'iq4_nl', 9],
+  ['Q5_0', 'q5_0', 10],
 ] as const)('%s weights are repacked for the avx512 lanes at load, at the same size and with the same logits', async (type, name, seed) => {
   const file = path.join(dir, `${name}.gguf`);
   await writeSynthModel(file, { arch: 'llama', type, nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512, nLayer: 2, nCtx: 256, seed });

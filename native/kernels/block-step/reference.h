@@ -26,4 +26,6 @@ matmul_rows_kernel matmul_q4_1_x16;
 // matmul_iq4_nl_x16.
 matmul_rows_kernel matmul_q4_0_x16;
 matmul_rows_kernel matmul_iq4_nl_x16;
+// Q5_0 rows repacked 16 at a time (quant/q5-0-x16.h): the avx512 level's matmul_q5_0_x16.
+matmul_rows_kernel matmul_q5_0_x16;
 } // namespace tmill::kernels::block_step_ref

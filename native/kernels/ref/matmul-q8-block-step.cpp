@@ -15,6 +15,7 @@
 #include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
 #include "quant/q5-0.h"
+#include "quant/q5-0-x16.h"
 #include "quant/q5-1.h"
 #include "quant/q6-k.h"
 #include "quant/q6-k-x16.h"
@@ -170,9 +171,20 @@ void rows_q4_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t
         });
 }
 
+// Q5_0 rows repacked 16 at a time (quant/q5-0-x16.h; r0 and r1 multiples of 16): each row's blocks read back from
+// its group.
+void rows_q5_0_x16(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
+                   int64_t r1, float * y, int64_t ldy) {
+    ref::x16_rows<quant::block_q5_0_x16, block_q8_0, quant::qk8_0>(
+        w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy, [](const quant::block_q5_0_x16 * g, int lane, const block_q8_0 * xr, int64_t nb) {
+            return dot_of<quant::block_q5_0, q5_0_weight>([g, lane](int64_t b) { return quant::q5_0_x16_row_block(g, b, lane); }, xr, nb);
+        });
+}
+
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, rows_q8_0_x16)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0_x16, rows_q5_0_x16)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, rows_q4_0_x16<quant::block_q4_0, q4_0_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl_x16, rows_q4_0_x16<quant::block_iq4_nl, iq4_nl_weight>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, rows_q4_1_x16)

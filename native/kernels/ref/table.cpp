@@ -1,5 +1,5 @@
 // Fills the kernel table with the scalar reference kernels: every entry of kernels/entries.h, and the block-step
-// references of the Q8_0, Q6_K, Q4_1, Q4_0 and IQ4_NL 16-row layouts (kernel_table::matmul_q8_0_x16, which only the
+// references of the Q8_0, Q6_K, Q4_1, Q4_0, IQ4_NL and Q5_0 16-row layouts (kernel_table::matmul_q8_0_x16, which only the
 // AMX level replaces, and matmul_q6_k_x16 and the 4-bit layouts' entries, which only the avx512 level replaces).
 #include "kernels/block-step/reference.h"
 #include "kernels/kernels.h"
@@ -13,6 +13,7 @@ void fill(kernel_table & t) {
     t.matmul_q4_1_x16 = block_step_ref::matmul_q4_1_x16;
     t.matmul_q4_0_x16 = block_step_ref::matmul_q4_0_x16;
     t.matmul_iq4_nl_x16 = block_step_ref::matmul_iq4_nl_x16;
+    t.matmul_q5_0_x16 = block_step_ref::matmul_q5_0_x16;
 }
 
 } // namespace tmill::kernels::ref

@@ -1,26 +1,28 @@
-// The avx512 level's kernels for the 4-bit 32-element formats on rows repacked 16 at a time: Q4_1 (quant/q4-1-x16.h,
-// against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h, against Q8_0), with the block step (kernels/block-step/step.h):
-// per (row, token) and block the exact int32 dot c_b of the block's levels with the activations, acc = fma(d_w *
-// d_x, float(c_b), acc), and for Q4_1 then acc = fma(m_w, s_x, acc) — the bits of block_step_ref::matmul_q4_1,
-// matmul_q4_0 and matmul_iq4_nl on the original rows, whatever the kernel. Included by avx512-int-dots.h only
-// (AVX-512 + VNNI), internal linkage as tiling.h.
+// The avx512 level's kernels for the nibble formats of 32-element blocks on rows repacked 16 at a time: Q4_1
+// (quant/q4-1-x16.h, against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h) and Q5_0 (quant/q5-0-x16.h; against Q8_0),
+// with the block step (kernels/block-step/step.h): per (row, token) and block the exact int32 dot c_b of the
+// block's weights with the activations, acc = fma(d_w * d_x, float(c_b), acc), and for Q4_1 then acc = fma(m_w,
+// s_x, acc) — the bits of block_step_ref::matmul_q4_1, matmul_q4_0, matmul_iq4_nl and matmul_q5_0 on the original
+// rows, whatever the kernel. Included by avx512-int-dots.h only (AVX-512 + VNNI), internal linkage as tiling.h.
 //
 // NOTE(nibble-x16): why. On the GGUF rows a token's block steps are scalar: per (row, block) a dpbusd's 8 lane sums
 // reduced to one, the scale product (and the minimum) taken out of their lanes, one or two dependent FMAs — about
 // 6 cycles per (row, block) for Q4_1 on the AMD EPYC (Zen 4), even with four rows' chains overlapped, so these
 // formats' decode read their weights at about half the bandwidth (block_step_avx512::row_dots). Here a row is a
 // lane: one 64-byte load holds the same quad of qs of the group's 16 rows, its low nibbles are elements 4k .. 4k + 3
-// and its high nibbles 16 + 4k .. + 3, each one dpbusd of the unsigned levels (the nibble; IQ4_NL's table level
-// + 128, one byte shuffle) against the token's quad (broadcast) with nothing to reduce; the levels' offset (8, 128)
-// is the chain's start, -offset * sum(x_b), once per call and token; the block's steps are 16-lane FMAs. Up to
-// k_lanes_max_tokens tokens share each unpacked block; more keep the block step's 16-token prompt tile, its panel's
-// int8 weights and entries decoded from the groups (x16_format::prepare_panel) instead of from the rows.
+// and its high nibbles 16 + 4k .. + 3, each one dpbusd of the unsigned levels (the nibble; IQ4_NL's table level +
+// 128, one byte shuffle; Q5_0's nibble and fifth bit) against the token's quad (broadcast) with nothing to reduce;
+// the levels' offset (8, 128, 16) is the chain's start, -offset * sum(x_b), once per call and token; the block's
+// steps are 16-lane FMAs. Up to k_lanes_max_tokens tokens share each unpacked block; more keep the block step's
+// 16-token prompt tile, its panel's int8 weights and entries decoded from the groups (x16_format::prepare_panel)
+// instead of from the rows.
 #pragma once
 
 #include "kernels/simd/avx512-block-step-min.h"
 #include "quant/iq4-nl.h"
 #include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
+#include "quant/q5-0-x16.h"
 #include "quant/q8-0.h"
 #include "quant/q8-1.h"
 
@@ -36,10 +38,10 @@ using quant::k_x16_rows;
 
 // A layout L gives: group, block (the GGUF block), act (the activations' block), prompt (the block step's prompt
 // format of the GGUF rows), has_min, scales_first (whether a block's scales precede its quads in memory), offset
-// (the levels' offset that the chain's start undoes), qs(g, b, k) (quad k of block b's 16 rows, from the group at
-// g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums), levels(nibbles) (the unsigned levels of
-// 64 nibbles as bytes, offset included) and values(nibbles) (the int8 weights the prompt tile takes, as
-// kernels/simd/int8-weights.h decodes them).
+// (what the levels exceed the weights by: the chain's start undoes it), qs(g, b, k) (quad k of block b's 16 rows,
+// from the group at g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums), has_fifth and qh(g, b)
+// (Q5_0: their 16 32-bit words of fifth bits; the others: nullptr) and levels(nibbles) (the unsigned levels of 64 nibbles as
+// bytes, before the fifth bits).
 struct q4_1_layout {
     using group = quant::block_q4_1_x16;
     using block = quant::block_q4_1;
@@ -48,13 +50,14 @@ struct q4_1_layout {
     static constexpr bool has_min = true;
     static constexpr bool scales_first = false;
     static constexpr int32_t offset = 0;
+    static constexpr bool has_fifth = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
     static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
+    static const uint8_t * qh(const group *, int64_t) { return nullptr; }
     static __m512i levels(__m512i n) { return n; }
-    static __m512i values(__m512i n) { return n; }
 };
-// Q4_0: the value n - 8 (kernels/simd/int8-weights.h), so the levels are the nibbles and the offset 8.
+// Q4_0: the weight n - 8 (kernels/simd/int8-weights.h), so the levels are the nibbles and the offset 8.
 struct q4_0_layout {
     using group = quant::block_q4_0_x16;
     using block = quant::block_q4_0;
@@ -63,22 +66,75 @@ struct q4_0_layout {
     static constexpr bool has_min = false;
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 8;
+    static constexpr bool has_fifth = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
     static const uint16_t * m(const group *, int64_t) { return nullptr; }
+    static const uint8_t * qh(const group *, int64_t) { return nullptr; }
     static __m512i levels(__m512i n) { return n; }
-    static __m512i values(__m512i n) { return _mm512_sub_epi8(n, _mm512_set1_epi8(8)); }
 };
 // IQ4_NL: the table's level (-127 .. 113) + 128, unsigned, and the offset 128.
 struct iq4_nl_layout : q4_0_layout {
     using block = quant::block_iq4_nl;
     using prompt = block_step_avx512::format<block, block_step_ref::matmul_iq4_nl_x16, false>;
     static constexpr int32_t offset = 128;
-    static __m512i values(__m512i n) {
-        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values))), n);
+    static __m512i levels(__m512i n) {
+        const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values)));
+        return _mm512_xor_si512(_mm512_shuffle_epi8(table, n), _mm512_set1_epi8(char(0x80)));
     }
-    static __m512i levels(__m512i n) { return _mm512_xor_si512(values(n), _mm512_set1_epi8(char(0x80))); }
 };
+// Q5_0: the nibble and the fifth bit, the weight that minus 16.
+struct q5_0_layout {
+    using group = quant::block_q5_0_x16;
+    using block = quant::block_q5_0;
+    using act = quant::block_q8_0;
+    using prompt = block_step_avx512::format<block, block_step_ref::matmul_q5_0_x16, false>;
+    static constexpr bool has_min = false;
+    static constexpr bool scales_first = true;
+    static constexpr int32_t offset = 16;
+    static constexpr bool has_fifth = true;
+    static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].blk[b % 2].qs[k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint16_t * m(const group *, int64_t) { return nullptr; }
+    static const uint8_t * qh(const group * g, int64_t b) { return g[b / 2].blk[b % 2].qh[0]; }
+    static __m512i levels(__m512i n) { return n; }
+};
+
+// The fifth bits of elements 4Q .. 4Q + 3 of each row (bits 4Q .. 4Q + 3 of its lane of qh) added to those
+// elements' levels (lane r, bytes 0..3): byte Q / 2 of each lane spread to its 4 bytes, each tested for its bit.
+template <int Q>
+inline __m512i with_fifth_bits(__m512i levels, __m512i qh) {
+    constexpr char byte = char(Q / 2), shift = char(4 * (Q % 2));
+    const __m512i spread = _mm512_set4_epi32(0x01010101 * (12 + byte), 0x01010101 * (8 + byte), 0x01010101 * (4 + byte), 0x01010101 * byte);
+    const __m512i bits = _mm512_set1_epi32(int32_t(0x08040201u << shift));
+    const __mmask64 set = _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, spread), bits);
+    return _mm512_mask_add_epi8(levels, set, levels, _mm512_set1_epi8(16));
+}
+
+// Block b's levels of the group at g, a row per int32 lane: lo[k] elements 4k .. 4k + 3, hi[k] 16 + 4k .. + 3
+// (vpdpbusd's unsigned operand: the weights plus L::offset). Q5_0's fifth bits are read before the quads (the
+// layout's order).
+template <typename L>
+inline void unpack_block(const typename L::group * g, int64_t b, __m512i (&lo)[4], __m512i (&hi)[4]) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    __m512i qh = _mm512_setzero_si512();
+    if constexpr (L::has_fifth) qh = _mm512_loadu_si512(L::qh(g, b));
+    for (int k = 0; k < 4; ++k) {
+        const __m512i q = _mm512_loadu_si512(L::qs(g, b, k));
+        lo[k] = L::levels(_mm512_and_si512(q, low4));
+        hi[k] = L::levels(_mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
+    }
+    if constexpr (L::has_fifth) {
+        lo[0] = with_fifth_bits<0>(lo[0], qh);
+        lo[1] = with_fifth_bits<1>(lo[1], qh);
+        lo[2] = with_fifth_bits<2>(lo[2], qh);
+        lo[3] = with_fifth_bits<3>(lo[3], qh);
+        hi[0] = with_fifth_bits<4>(hi[0], qh);
+        hi[1] = with_fifth_bits<5>(hi[1], qh);
+        hi[2] = with_fifth_bits<6>(hi[2], qh);
+        hi[3] = with_fifth_bits<7>(hi[3], qh);
+    }
+}
 
 // Per (token, block), prepared once per call: d_x, s_x (Q8_1; zero against Q8_0) and -offset * sum(x_b).
 struct alignas(16) token_block {
@@ -109,7 +165,6 @@ constexpr int64_t k_lanes_max_tokens = 8;
 // prefetcher follows); each block's unpacked levels serve the T tokens.
 template <typename L, int T>
 void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, const token_block * const * tb, float * y, int64_t ldy) {
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
     constexpr int quads = quant::qk8_0 / 8;   // quads of qs bytes per block, each two quads of elements
     const typename L::act * xr[T];
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const typename L::act *>(x + size_t(t) * xb);
@@ -124,11 +179,7 @@ void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, c
         };
         if constexpr (L::scales_first) scales();
         __m512i lo[quads], hi[quads];
-        for (int k = 0; k < quads; ++k) {
-            const __m512i q = _mm512_loadu_si512(L::qs(w, b, k));
-            lo[k] = L::levels(_mm512_and_si512(q, low4));
-            hi[k] = L::levels(_mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
-        }
+        unpack_block<L>(w, b, lo, hi);
         if constexpr (!L::scales_first) scales();
         for (int t = 0; t < T; ++t) {
             const int8_t * xq = xr[t][b].qs;
@@ -150,8 +201,8 @@ void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, c
 }
 
 // L's prompt format on the repacked groups: its panels are whole groups, whose rows' int8 weights and entries
-// prepare_panel decodes from the groups — a 16 x 4 dword transpose of each block's qs and a nibble split for the
-// weights (L::values, as kernels/simd/int8-weights.h decodes the rows), the entries from 16 lanes at once — so the
+// prepare_panel decodes from the groups — the levels of unpack_block transposed 16 x 4 dwords at a time, less the
+// offset (the weights kernels/simd/int8-weights.h decodes from the rows), the entries from 16 lanes at once — so the
 // tiles read the same panel as from the GGUF rows. (Taking the groups back into GGUF blocks first and decoding
 // those as the rows are made the 16-token matmul ~15 % slower.)
 template <typename L>
@@ -160,24 +211,32 @@ struct x16_format : L::prompt {
     static constexpr int panel_unit = k_x16_rows;
 
     // Block b of the group at g decoded for the panel: rows[i][h] holds the 32 int8 weights of row 8h + i (its low
-    // 256 bits) and of row 8h + 4 + i (its high 256 bits); 128-bit lane j of entries[h] holds the entries of rows
-    // 4j + 2h and 4j + 2h + 1 — Q4_1's (d_w, m_w), else (-128 * sum(w_b), d_w), the sum from the rows' unsigned
-    // levels (a lane a row, as the quads are loaded) less their offset.
+    // 256 bits) and of row 8h + 4 + i (its high 256 bits), the levels of unpack_block transposed; 128-bit lane j of
+    // entries[h] holds the entries of rows 4j + 2h and 4j + 2h + 1 — Q4_1's (d_w, m_w), else (-128 * sum(w_b), d_w),
+    // the sum from the levels (a lane a row) less their offset.
     static void decode_block(const typename L::group * g, int64_t b, __m512i (&rows)[4][2], __m512 (&entries)[2]) {
-        const __m512i low4 = _mm512_set1_epi8(0x0f), ones = _mm512_set1_epi8(1);
         // Quad words of (lo, hi): the weights of rows 4j + i (lo's lane j: elements 0..15, hi's lane j: 16..31).
         const __m512i rows_0_1 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), rows_2_3 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-        __m512i a[4];
-        for (int k = 0; k < 4; ++k) a[k] = _mm512_loadu_si512(L::qs(g, b, k));
-        // 128-bit lane j of u[i]: row 4j + i's 16 qs bytes.
-        const __m512i t0 = _mm512_unpacklo_epi32(a[0], a[1]), t1 = _mm512_unpackhi_epi32(a[0], a[1]);
-        const __m512i t2 = _mm512_unpacklo_epi32(a[2], a[3]), t3 = _mm512_unpackhi_epi32(a[2], a[3]);
-        const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
-                              _mm512_unpackhi_epi64(t1, t3)};
+        __m512i lo[4], hi[4];
+        unpack_block<L>(g, b, lo, hi);
+        // 128-bit lane j of the result's [i]: row 4j + i's 4 dwords of v (16 levels).
+        const auto transpose = [](const __m512i (&v)[4], __m512i (&out)[4]) {
+            const __m512i t0 = _mm512_unpacklo_epi32(v[0], v[1]), t1 = _mm512_unpackhi_epi32(v[0], v[1]);
+            const __m512i t2 = _mm512_unpacklo_epi32(v[2], v[3]), t3 = _mm512_unpackhi_epi32(v[2], v[3]);
+            out[0] = _mm512_unpacklo_epi64(t0, t2);
+            out[1] = _mm512_unpackhi_epi64(t0, t2);
+            out[2] = _mm512_unpacklo_epi64(t1, t3);
+            out[3] = _mm512_unpackhi_epi64(t1, t3);
+        };
+        __m512i ul[4], uh[4];
+        transpose(lo, ul);
+        transpose(hi, uh);
+        // The weights: the levels less the offset (mod 256: IQ4_NL's table level, Q4_0's n - 8, Q5_0's n - 16).
+        const __m512i offset = _mm512_set1_epi8(char(L::offset));
         for (int i = 0; i < 4; ++i) {
-            const __m512i lo = L::values(_mm512_and_si512(u[i], low4)), hi = L::values(_mm512_and_si512(_mm512_srli_epi16(u[i], 4), low4));
-            rows[i][0] = _mm512_permutex2var_epi64(lo, rows_0_1, hi);
-            rows[i][1] = _mm512_permutex2var_epi64(lo, rows_2_3, hi);
+            const __m512i wl = _mm512_sub_epi8(ul[i], offset), wh = _mm512_sub_epi8(uh[i], offset);
+            rows[i][0] = _mm512_permutex2var_epi64(wl, rows_0_1, wh);
+            rows[i][1] = _mm512_permutex2var_epi64(wl, rows_2_3, wh);
         }
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::d(g, b))));
         __m512 first, second;
@@ -185,11 +244,9 @@ struct x16_format : L::prompt {
             first = dw;
             second = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::m(g, b))));
         } else {
+            const __m512i ones = _mm512_set1_epi8(1);
             __m512i sum = _mm512_set1_epi32(-L::offset * quant::qk8_0);
-            for (int k = 0; k < 4; ++k) {
-                sum = _mm512_dpbusd_epi32(sum, L::levels(_mm512_and_si512(a[k], low4)), ones);
-                sum = _mm512_dpbusd_epi32(sum, L::levels(_mm512_and_si512(_mm512_srli_epi16(a[k], 4), low4)), ones);
-            }
+            for (int k = 0; k < 4; ++k) sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, lo[k], ones), hi[k], ones);
             first = _mm512_castsi512_ps(_mm512_mullo_epi32(sum, _mm512_set1_epi32(-128)));
             second = dw;
         }

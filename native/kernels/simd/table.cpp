@@ -14,6 +14,8 @@ void fill(kernel_table & t) {
     t.q4_0_x16 = true;
     t.matmul_q4_0_x16 = matmul_q4_0_x16;
     t.matmul_iq4_nl_x16 = matmul_iq4_nl_x16;
+    t.q5_0_x16 = true;
+    t.matmul_q5_0_x16 = matmul_q5_0_x16;
 #endif
 }
 
