@@ -2,8 +2,6 @@
 
 #include "quant/iq4-nl.h"
 
-#include <cstring>
-
 namespace tmill::quant {
 
 static_assert(sizeof(block_iq4_nl) == sizeof(block_q4_0) && offsetof(block_iq4_nl, qs) == offsetof(block_q4_0, qs),
@@ -14,20 +12,15 @@ block_q4_0 q4_0_x16_row_block(const block_q4_0_x16 * g, int64_t b, int r) {
     const int h = int(b % k_q4_0_x16_blocks);
     block_q4_0 blk;
     blk.d = pair.d[h][r];
-    for (int k = 0; k < k_q4_0_x16_quads; ++k) std::memcpy(blk.qs + 4 * k, pair.qs[h][k][r], 4);
+    x16_get_quads(pair.qs[h], r, blk.qs);
     return blk;
 }
 
 void q4_0_x16_pack(const uint8_t * src, size_t src_row_bytes, int64_t nb, block_q4_0_x16 * dst) {
-    for (int64_t b = 0; b < nb; ++b) {
-        block_q4_0_x16 & pair = dst[b / k_q4_0_x16_blocks];
-        const int h = int(b % k_q4_0_x16_blocks);
-        for (int r = 0; r < k_x16_rows; ++r) {
-            const block_q4_0 & blk = reinterpret_cast<const block_q4_0 *>(src + size_t(r) * src_row_bytes)[b];
-            pair.d[h][r] = blk.d;
-            for (int k = 0; k < k_q4_0_x16_quads; ++k) std::memcpy(pair.qs[h][k][r], blk.qs + 4 * k, 4);
-        }
-    }
+    x16_pack_rows<block_q4_0, k_q4_0_x16_blocks>(src, src_row_bytes, nb, dst, [](block_q4_0_x16 & pair, int h, int r, const block_q4_0 & blk) {
+        pair.d[h][r] = blk.d;
+        x16_put_quads(pair.qs[h], r, blk.qs);
+    });
 }
 
 } // namespace tmill::quant

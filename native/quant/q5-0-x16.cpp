@@ -10,21 +10,16 @@ block_q5_0 q5_0_x16_row_block(const block_q5_0_x16 * g, int64_t b, int r) {
     block_q5_0 blk;
     blk.d = pair.d[h][r];
     std::memcpy(blk.qh, pair.blk[h].qh[r], 4);
-    for (int k = 0; k < k_q5_0_x16_quads; ++k) std::memcpy(blk.qs + 4 * k, pair.blk[h].qs[k][r], 4);
+    x16_get_quads(pair.blk[h].qs, r, blk.qs);
     return blk;
 }
 
 void q5_0_x16_pack(const uint8_t * src, size_t src_row_bytes, int64_t nb, block_q5_0_x16 * dst) {
-    for (int64_t b = 0; b < nb; ++b) {
-        block_q5_0_x16 & pair = dst[b / k_q5_0_x16_blocks];
-        const int h = int(b % k_q5_0_x16_blocks);
-        for (int r = 0; r < k_x16_rows; ++r) {
-            const block_q5_0 & blk = reinterpret_cast<const block_q5_0 *>(src + size_t(r) * src_row_bytes)[b];
-            pair.d[h][r] = blk.d;
-            std::memcpy(pair.blk[h].qh[r], blk.qh, 4);
-            for (int k = 0; k < k_q5_0_x16_quads; ++k) std::memcpy(pair.blk[h].qs[k][r], blk.qs + 4 * k, 4);
-        }
-    }
+    x16_pack_rows<block_q5_0, k_q5_0_x16_blocks>(src, src_row_bytes, nb, dst, [](block_q5_0_x16 & pair, int h, int r, const block_q5_0 & blk) {
+        pair.d[h][r] = blk.d;
+        std::memcpy(pair.blk[h].qh[r], blk.qh, 4);
+        x16_put_quads(pair.blk[h].qs, r, blk.qs);
+    });
 }
 
 } // namespace tmill::quant

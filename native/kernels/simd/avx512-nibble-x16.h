@@ -146,8 +146,9 @@ struct alignas(16) token_block {
 template <typename L>
 void prepare_token(const typename L::act * x, int64_t nb, token_block * out) {
     for (int64_t b = 0; b < nb; ++b) {
-        int32_t sum = 0;
-        for (int j = 0; j < quant::qk8_0; ++j) sum += x[b].qs[j];
+        int32_t sum = 0;   // only a start to undo an offset needs it (not Q4_1's)
+        if constexpr (L::offset != 0)
+            for (int j = 0; j < quant::qk8_0; ++j) sum += x[b].qs[j];
         float sx = 0.0f;
         if constexpr (L::has_min) sx = _cvtsh_ss(x[b].s);
         out[b] = {_cvtsh_ss(x[b].d), sx, -L::offset * sum, 0};
