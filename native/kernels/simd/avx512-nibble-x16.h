@@ -13,9 +13,10 @@
 // and its high nibbles 16 + 4k .. + 3, each one dpbusd of the unsigned levels (the nibble; IQ4_NL's table level +
 // 128, one byte shuffle; Q5_0's nibble and fifth bit) against the token's quad (broadcast) with nothing to reduce;
 // the levels' offset (8, 128, 16) is the chain's start, -offset * sum(x_b), once per call and token; the block's
-// steps are 16-lane FMAs. Up to k_lanes_max_tokens tokens share each unpacked block; more keep the block step's
-// 16-token prompt tile, its panel's int8 weights and entries decoded from the groups (x16_format::prepare_panel)
-// instead of from the rows.
+// steps are 16-lane FMAs. Up to k_lanes_max_tokens (16) tokens share each unpacked block, with nothing prepared per
+// row: no per-call panel of weights and entries, which the prompt tile needs and a batch of 16 tokens (16 streams)
+// cannot spread over many token groups. More tokens keep the block step's 16-token prompt tile, its panel's int8
+// weights and entries decoded from the groups (x16_format::prepare_panel) instead of from the rows.
 #pragma once
 
 #include "kernels/simd/avx512-block-step-min.h"
@@ -145,33 +146,53 @@ struct alignas(16) token_block {
 
 template <typename L>
 void prepare_token(const typename L::act * x, int64_t nb, token_block * out) {
+    const __m256i ones = _mm256_set1_epi8(1);
     for (int64_t b = 0; b < nb; ++b) {
         int32_t sum = 0;   // only a start to undo an offset needs it (not Q4_1's)
-        if constexpr (L::offset != 0)
-            for (int j = 0; j < quant::qk8_0; ++j) sum += x[b].qs[j];
+        if constexpr (L::offset != 0) {
+            const __m256i lanes = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[b].qs)));
+            const __m128i four = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
+            const __m128i two = _mm_add_epi32(four, _mm_unpackhi_epi64(four, four));
+            sum = _mm_cvtsi128_si32(_mm_add_epi32(two, _mm_shuffle_epi32(two, 1)));
+        }
         float sx = 0.0f;
         if constexpr (L::has_min) sx = _cvtsh_ss(x[b].s);
         out[b] = {_cvtsh_ss(x[b].d), sx, -L::offset * sum, 0};
     }
 }
 
-// Up to this many tokens take the lanes (each group read once for all of them), more the prompt tile. Q4_1, one
-// 576 -> 1536 matmul from L2, one thread, AMD EPYC, ns per (row, block, token): the lanes 0.33 (1 token), 0.25 (2),
-// 0.21 (4 to 8); the prompt tile 0.37-0.8 at 5 to 8 tokens, 0.27 at 16. From memory, lanes in passes of 8 for 9 to
-// 16 tokens were no faster than the prompt tile (12 tokens) or slower (16).
-constexpr int64_t k_lanes_max_tokens = 8;
+// Up to this many tokens take the lanes (each group read once for all of them), more the prompt tile. NOTE(x16-lanes-
+// prefetch): from k_lanes_prefetch_tokens tokens on, each group's blocks also ask the next group of the range into L2
+// (a second stream per core, as NOTE(amx-prefetch)); one token leaves the stream to the hardware prefetcher, as the
+// Q4_K GEMV does on Zen 4 (NOTE(q4-k-x16-prefetch)). AMD EPYC (Zen 4), through Engine, 2 threads, interleaved against
+// lanes of at most 8 tokens without the prefetch (the prompt tile from 9): synthetic TinyLlama-shape Q4_0, 4 streams
+// 92-103 -> 134-136 tok/s, 16 streams 132-143 -> 164-186; Q4_1, 8 streams 95-107 -> 139-153, 16 streams 130-143 ->
+// 155-172; one token unchanged. (Q4_1 from L2, ns per (row, block, token): the lanes 0.33 at 1 token, 0.25 at 2,
+// 0.21 at 4 to 8; the prompt tile 0.37-0.8 at 5 to 8, 0.27 at 16. Without the prefetch, lanes in passes of 8
+// tokens read from memory were no faster than the prompt tile at 12 tokens and slower at 16.)
+constexpr int64_t k_lanes_max_tokens = 16;
+constexpr int64_t k_lanes_prefetch_tokens = 2;
+
+// Block b's share of the group at next (group_bytes long, nb blocks) asked into L2: so the group's nb blocks ask for
+// each of its lines about once, as this group's are read.
+inline void prefetch_share(const char * next, size_t group_bytes, int64_t nb, int64_t b) {
+    const size_t first = size_t(b) * group_bytes / size_t(nb) / 64, end = (size_t(b + 1) * group_bytes / size_t(nb) + 63) / 64;
+    for (size_t l = first; l < end; ++l) _mm_prefetch(next + 64 * l, _MM_HINT_T1);
+}
 
 // A group's 16 rows x T tokens (token t at x + t * xb, its prepared blocks at tb[t]; T <= k_lanes_max_tokens):
-// y[t * ldy + r]. The group's blocks are read once, in order (one forward stream per task, which the hardware
-// prefetcher follows); each block's unpacked levels serve the T tokens.
+// y[t * ldy + r]. The group's blocks are read once, in order; each block's unpacked levels serve the T tokens. With
+// next (not null), the next group (group_bytes long) is asked into L2 a block's share at a time.
 template <typename L, int T>
-void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, const token_block * const * tb, float * y, int64_t ldy) {
+void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, const token_block * const * tb, float * y, int64_t ldy,
+           const char * next, size_t group_bytes) {
     constexpr int quads = quant::qk8_0 / 8;   // quads of qs bytes per block, each two quads of elements
     const typename L::act * xr[T];
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const typename L::act *>(x + size_t(t) * xb);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+        if (next) prefetch_share(next, group_bytes, nb, b);
         __m512 dw = _mm512_setzero_ps(), mw = _mm512_setzero_ps();
         // The loads in the layout's order (L::scales_first), so that the group's lines are first read in order.
         const auto scales = [&] {
@@ -182,11 +203,14 @@ void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, c
         __m512i lo[quads], hi[quads];
         unpack_block<L>(w, b, lo, hi);
         if constexpr (!L::scales_first) scales();
+        // Unrolled so the accumulators stay in registers (16 of them beside the 8 levels at 16 tokens).
+#pragma GCC unroll 16
         for (int t = 0; t < T; ++t) {
             const int8_t * xq = xr[t][b].qs;
             const token_block & p = tb[t][b];
             // The low and the high nibbles in two chains (the integer sum is exact, so its order is free).
             __m512i c[2] = {_mm512_set1_epi32(p.start), _mm512_setzero_si512()};
+#pragma GCC unroll 4
             for (int k = 0; k < quads; ++k) {
                 int32_t xl, xh;
                 std::memcpy(&xl, xq + 4 * k, 4);
@@ -333,12 +357,18 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
         prepare_token<L>(reinterpret_cast<const typename L::act *>(xc + size_t(t) * xb), nb, prepared + t * nb);
         tb[t] = prepared + t * nb;
     }
-    using lanes_fn = void (*)(const typename L::group *, int64_t, const char *, size_t, const token_block * const *, float *, int64_t);
-    static constexpr lanes_fn by_count[] = {nullptr,     lanes<L, 1>, lanes<L, 2>, lanes<L, 3>, lanes<L, 4>,
-                                            lanes<L, 5>, lanes<L, 6>, lanes<L, 7>, lanes<L, 8>};
+    using lanes_fn = void (*)(const typename L::group *, int64_t, const char *, size_t, const token_block * const *, float *, int64_t,
+                              const char *, size_t);
+    static constexpr lanes_fn by_count[] = {nullptr,      lanes<L, 1>,  lanes<L, 2>,  lanes<L, 3>,  lanes<L, 4>,  lanes<L, 5>,
+                                            lanes<L, 6>,  lanes<L, 7>,  lanes<L, 8>,  lanes<L, 9>,  lanes<L, 10>, lanes<L, 11>,
+                                            lanes<L, 12>, lanes<L, 13>, lanes<L, 14>, lanes<L, 15>, lanes<L, 16>};
     static_assert(sizeof by_count / sizeof by_count[0] == k_lanes_max_tokens + 1, "one kernel per token count");
-    for (int64_t r = r0; r < r1; r += k_x16_rows)
-        by_count[n_tok](reinterpret_cast<const typename L::group *>(wc + size_t(r) * wb), nb, xc, xb, tb, y + r, ldy);
+    const size_t group_bytes = size_t(k_x16_rows) * wb;
+    for (int64_t r = r0; r < r1; r += k_x16_rows) {
+        const char * group = wc + size_t(r) * wb;
+        const char * next = n_tok >= k_lanes_prefetch_tokens && r + k_x16_rows < r1 ? group + group_bytes : nullptr;
+        by_count[n_tok](reinterpret_cast<const typename L::group *>(group), nb, xc, xb, tb, y + r, ldy, next, group_bytes);
+    }
 }
 
 } // namespace nibble_x16_avx512

@@ -78,7 +78,7 @@ inline void sub_blocks(const block_q6_k_x16 & g, const block_q8_k * const * xb, 
 // The tiles as matmul-k.cpp's 16-row walk takes them: tile<T, NextGroup> computes a group's 16 rows x T tokens
 // (token t at x + t * xb): y[t * ldy + r]. stream: the weights are read once (a single chunk of tokens); with
 // NextGroup the next group's super-block is then asked into L2 as this one's is read, as the Q4_K rows' tiles do
-// (matmul-k.cpp q4_k_x16_tiles, NOTE(q4-k-x16-prefetch): the table takes the tiles without it on AMD's cores).
+// (matmul-k.cpp q4_k_x16_tiles, NOTE(q4-k-x16-prefetch): on AMD's cores the table takes them without it for one token).
 struct tiles {
     using group = block_q6_k_x16;
     template <int T, bool NextGroup>

@@ -403,10 +403,13 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
 // group's super-block is then asked into L2 as this one's is read (the next group's copy follows this one): a
 // second stream, as the AMX tiles' NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads,
 // interleaved runs): avx512 18.7 -> 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as
-// well: no faster). On the AMD EPYC (Zen 4) the same prefetch made the avx512 GEMV slower, the hardware's own
-// prefetcher following the sequential read better alone: there kernels_for gives the level the tiles without it
-// (and the Q6_K tiles likewise, avx512-q6-k-x16.h). In a prompt's cache blocks, which read a panel once per
-// chunk, the prefetches cost 6 %. Past the range (a task's last group) a prefetch only costs a read.
+// well: no faster). On the AMD EPYC (Zen 4) the same prefetch made the avx512 GEMV of one token slower, the
+// hardware's own prefetcher following the sequential read better alone: there kernels_for gives the level the
+// walk that leaves one token to it (x16_walk's PrefetchFrom 2; the Q6_K tiles likewise, avx512-q6-k-x16.h). From 2
+// tokens on the prefetch pays there too, as for the nibble formats' lanes (NOTE(x16-lanes-prefetch)):
+// Qwen2.5-Coder-1.5B Q4_K_M through Engine, 2 threads, interleaved, 2 streams 47-49 -> 48-56 tok/s, 4 streams 64-72
+// -> 76-87. In a prompt's cache blocks, which read a panel once per chunk, the prefetches cost 6 %. Past the range
+// (a task's last group) a prefetch only costs a read.
 struct q4_k_x16_tiles {
     using group = block_q4_k_x16;
     template <int T, bool NextGroup>
@@ -468,17 +471,18 @@ struct q4_k_x16_tiles {
 };
 
 // Rows repacked 16 at a time, [r0, r1) (multiples of 16) x tokens [0, n_tok), in Tiles' groups (Tiles::group, one
-// per super-block) up to 4 tokens a tile (Tiles::tile<T, NextGroup>: NOTE(q4-k-x16-prefetch)) (for Q4_K on AVX2 the registers spill, but each unpacked quad then
+// per super-block) up to 4 tokens a tile (Tiles::tile<T, NextGroup>, the next group prefetched from PrefetchFrom
+// tokens on: NOTE(q4-k-x16-prefetch)) (for Q4_K on AVX2 the registers spill, but each unpacked quad then
 // serves 4 tokens: 1536 -> 8960 x 16 tokens, one pass per 8 rows, 3.3 ms in tiles of 2 against 2.9 in tiles of
 // 4), in tiling.h's cache blocks (NOTE(tiling)): every chunk of a block of tokens walks a panel of groups while
 // the panel stays in L2 (one chunk: the range streamed once).
-template <typename Tiles, bool NextGroup>
+template <typename Tiles, int PrefetchFrom>
 void x16_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
               int64_t ldy) {
     using group = typename Tiles::group;
     using tile_fn = void (*)(const group *, int64_t, const char *, size_t, float *, int64_t, bool);
-    static constexpr tile_fn by_count[5] = {nullptr, Tiles::template tile<1, NextGroup>, Tiles::template tile<2, NextGroup>,
-                                            Tiles::template tile<3, NextGroup>, Tiles::template tile<4, NextGroup>};
+    static constexpr tile_fn by_count[5] = {nullptr, Tiles::template tile<1, (1 >= PrefetchFrom)>, Tiles::template tile<2, (2 >= PrefetchFrom)>,
+                                            Tiles::template tile<3, (3 >= PrefetchFrom)>, Tiles::template tile<4, (4 >= PrefetchFrom)>};
     const int64_t nb = n_in / quant::qk_k;
     const char * wc = static_cast<const char *>(w);
     const char * xc = static_cast<const char *>(x);
@@ -495,13 +499,13 @@ void x16_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_q4_k, rows_q4_k<int_dots>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles, true>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16, x16_walk<q4_k_x16_tiles, 1>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_k, tile_walk<q5_k_kernel, 1, 2>)
 TM_MATMUL_ROWS_ENTRY(matmul_q6_k, walk_q6_k)
 #if defined(TM_KERNELS_AVX512_X16)
-TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles, true>)
-TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16_hw_stream, x16_walk<int_dots::q6_k_x16_tiles, false>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16_hw_stream, x16_walk<q4_k_x16_tiles, false>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16, x16_walk<int_dots::q6_k_x16_tiles, 1>)
+TM_MATMUL_ROWS_ENTRY(matmul_q6_k_x16_hw_stream, x16_walk<int_dots::q6_k_x16_tiles, 2>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_k_x16_hw_stream, x16_walk<q4_k_x16_tiles, 2>)
 #endif
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
