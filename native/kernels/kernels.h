@@ -98,9 +98,10 @@ struct kernel_table {
     // layout, with the same bits as matmul_q4_k on the original rows.
     bool q4_k_x16;
     // Whether Q8_0 matmul weights are repacked at load for this table (quant/q8-0-x16.h, model/repack.h): set by
-    // the AMX level, whose tiles take that layout as their B operand. Outside the entry list, as only that level
-    // has a kernel of its own for it: every table's matmul_q8_0_x16 computes the layout with the block-step
-    // numerics (kernels/block-step/step.h), the AMX tiles' or else the scalar reference's.
+    // the AMX level, whose tiles take that layout as their B operand, and by the avx512 level, whose kernels take 16
+    // rows in lanes there (NOTE(nibble-x16)). Outside the entry list, as only those levels have a kernel of their own
+    // for it: every table's matmul_q8_0_x16 computes the layout with the block-step numerics (kernels/block-step/
+    // step.h), the AMX tiles', the avx512 kernels' or else the scalar reference's.
     bool q8_0_x16;
     matmul_rows_kernel * matmul_q8_0_x16;
     // Whether Q6_K matmul weights are repacked at load for this table (quant/q6-k-x16.h, model/repack.h): set by
@@ -166,6 +167,7 @@ matmul_rows_kernel matmul_q4_1_x16;
 matmul_rows_kernel matmul_q4_0_x16;
 matmul_rows_kernel matmul_iq4_nl_x16;
 matmul_rows_kernel matmul_q5_0_x16;
+matmul_rows_kernel matmul_q8_0_x16;
 }
 // The AVX-512 sources on AVX2 instructions through SIMDe (the C++ tests' build only, tm_kernels_avx512_emulated):
 // the emulated AMX level hands small batches to it as the real one hands them to avx512.
@@ -178,6 +180,7 @@ matmul_rows_kernel matmul_q4_1_x16;
 matmul_rows_kernel matmul_q4_0_x16;
 matmul_rows_kernel matmul_iq4_nl_x16;
 matmul_rows_kernel matmul_q5_0_x16;
+matmul_rows_kernel matmul_q8_0_x16;
 }
 
 } // namespace tmill::kernels

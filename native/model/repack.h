@@ -1,8 +1,8 @@
 // Weights repacked once at load into the layouts the machine's kernels prefer (kernels/weight-layout.h), 16 rows
 // at a time where the kernel table asks for it: Q4_K matmul weights for kernel_table::q4_k_x16 (docs/kernels.md,
 // "Q4_K repacked at load"), Q6_K for kernel_table::q6_k_x16 ("Q6_K repacked at load"), Q8_0 for
-// kernel_table::q8_0_x16 (the AMX tiles; "The AMX path"), Q4_1, Q4_0, IQ4_NL and Q5_0 for kernel_table::q4_1_x16,
-// q4_0_x16 and q5_0_x16 ("Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at load"). The values are the file's, so every result keeps its
+// kernel_table::q8_0_x16 (the AMX tiles, "The AMX path", and the avx512 lanes), Q4_1, Q4_0, IQ4_NL and Q5_0 for
+// kernel_table::q4_1_x16, q4_0_x16 and q5_0_x16 ("Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at load"). The values are the file's, so every result keeps its
 // bits.
 #pragma once
 

@@ -1,4 +1,5 @@
-// Q8_0 rows repacked 16 at a time for the AMX tiles (docs/kernels.md, "The AMX path"): one block_q8_0_x16 holds
+// Q8_0 rows repacked 16 at a time for the AMX tiles (docs/kernels.md, "The AMX path") and the avx512 level's lanes
+// (a row per int32 lane: NOTE(nibble-x16)): one block_q8_0_x16 holds
 // two consecutive 32-blocks (2h, 2h + 1) of 16 consecutive rows, each block's 32 weights of the 16 rows in the
 // VNNI layout a tile's B operand takes — 8 rows of 64 bytes, row k holding bytes 4k..4k+3 of every row (one
 // int32 lane, one tile column, per weight row) — then the 32 F16 scales. Two blocks make 1088 bytes, 17 cache

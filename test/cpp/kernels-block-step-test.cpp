@@ -499,7 +499,7 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and more (repacked Q8_0: every 
         CHECK(t.matmul_q4_0 == &amx::matmul_q4_0);
         CHECK(t.matmul_iq4_nl == &amx::matmul_iq4_nl);
         CHECK(t.matmul_q8_0_x16 == &amx::matmul_q8_0_x16);
-        CHECK(t.q8_0_x16 && !simd.q8_0_x16);
+        CHECK(t.q8_0_x16 && simd.q8_0_x16);
         CHECK(t.matmul_q4_1 == &amx::matmul_q4_1);
         CHECK(t.matmul_q5_1 == &amx::matmul_q5_1);
         CHECK(t.matmul_q6_k == &amx::matmul_q6_k);
@@ -605,14 +605,16 @@ TM_TEST("kernels: the real AMX level equals the emulated one bit for bit") {
     for (ggml_type type : amx_types) CHECK(same_bits(real->table, emulated->table, type, n_out, nb, n_tok, rng));
 }
 
-// Q8_0 repacked 16 rows at a time at load for the AMX tiles (quant/q8-0-x16.h): the repacking gives the file's
-// blocks back bit for bit, and every table's matmul_q8_0_x16 — the tiles on the AMX levels (real where the CPU
-// has them, emulated on every machine with AVX2), the scalar reference elsewhere — gives the block-step
-// reference's bits on the GGUF rows for every token count (decode included: the tiles take every count on this
-// layout, one TDPBSSD per block, 16 rows and up to 16 tokens), every range of whole groups, one and many block
-// pairs, weights at the int8 extremes and ending at an inaccessible page; through matmul_prepared_many on 1-3
-// threads the repacked weight equals the GGUF one; a repacked weight of partial groups or block pairs is refused.
-TM_TEST("kernels: Q8_0 rows repacked for the AMX tiles give the GGUF rows' block-step bits") {
+// Q8_0 repacked 16 rows at a time at load for the AMX tiles and the avx512 level (quant/q8-0-x16.h): the repacking
+// gives the file's blocks back bit for bit, and every table's matmul_q8_0_x16 — the tiles on the AMX levels (real
+// where the CPU has them, emulated on every machine with AVX2), the lanes (one token a block pair at a time, up to 16
+// tokens with the next group prefetched) and the prompt tile on decoded panels on the avx512 levels (real and
+// emulated), the scalar reference elsewhere — gives the block-step reference's bits on the GGUF rows for every token
+// count (decode included: the tiles take every count on this layout, one TDPBSSD per block, 16 rows and up to 16
+// tokens), every range of whole groups, one and many block pairs, weights at the int8 extremes and ending at an
+// inaccessible page; only the AMX and avx512 levels ask for the layout; through matmul_prepared_many on 1-3 threads
+// the repacked weight equals the GGUF one; a repacked weight of partial groups or block pairs is refused.
+TM_TEST("kernels: Q8_0 rows repacked 16 at a time give the GGUF rows' block-step bits") {
     std::mt19937 rng(808);
     const int64_t max_tok = 97;
     struct shape { int64_t n_out, nb, r0, r1; };
@@ -659,8 +661,8 @@ TM_TEST("kernels: Q8_0 rows repacked for the AMX tiles give the GGUF rows' block
         }
     }
     CHECK(compared >= 4);
-    if (!level_named("avx512+amx") && !level_named("avx512+amx-emulated"))
-        std::printf("  (no AMX level here, real or emulated: only the scalar reference of the layout ran)\n");
+    if (!level_named("avx512") && !level_named("avx512-emulated") && !level_named("avx512+amx") && !level_named("avx512+amx-emulated"))
+        std::printf("  (no AVX-512 level here, real or emulated: only the scalar reference of the layout ran)\n");
 
     const int64_t nb = 12, n_in = nb * 32, n_out = 96;
     const size_t row = size_t(nb) * sizeof(quant::block_q8_0);
@@ -670,7 +672,11 @@ TM_TEST("kernels: Q8_0 rows repacked for the AMX tiles give the GGUF rows' block
         quant::q8_0_x16_pack(reinterpret_cast<const uint8_t *>(w.data()) + size_t(g) * row, row, nb,
                              reinterpret_cast<quant::block_q8_0_x16 *>(packed.data() + size_t(g) * row));
     thread_pool pool1(1), pool2(2), pool3(3);
-    for (const tm_test::kernel_level * l : amx_levels())
+    for (const tm_test::kernel_level & level : tm_test::kernel_levels()) {
+        const std::string name = level.name;
+        CHECK_EQ(level.table.q8_0_x16, name.rfind("avx512", 0) == 0);   // the AVX-512 levels, AMX or not
+        if (!level.table.q8_0_x16) continue;
+        const tm_test::kernel_level * l = &level;
         for (thread_pool * pool : {&pool1, &pool2, &pool3})
             for (int64_t n_tok : {1, 3, 16, 45}) {
                 const std::vector<quant::block_q8_0> x = raw_blocks(size_t(n_tok * nb), false, rng);
@@ -681,6 +687,7 @@ TM_TEST("kernels: Q8_0 rows repacked for the AMX tiles give the GGUF rows' block
                 matmul_prepared_many(*pool, l->table, &x16, 1, n_in, x.data(), n_tok);
                 CHECK(std::memcmp(y_gguf.data(), y_x16.data(), y_gguf.size() * sizeof(float)) == 0);
             }
+    }
     std::vector<float> y(static_cast<size_t>(n_out));
     const quant::block_q8_0 x0[nb] = {};
     const matmul_part partial_rows{ggml_type::q8_0, packed.data(), n_out - 8, y.data(), weight_layout::q8_0_x16};

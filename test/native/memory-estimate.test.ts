@@ -141,10 +141,12 @@ test.each([
   }
 });
 
-// On avx512+amx the Q8_0 matrices are copied into the tiles' layout at load (docs/kernels.md, "The AMX path"), at
-// their file size; the other levels keep the file's rows. Repacked or mapped, the logits are the same bits (the
-// tiles and the avx512 kernels compute one numeric), for decode and for a batch that takes the tiles.
-test('Q8_0 weights are repacked for the AMX tiles at load, at the same size and with the same logits', async () => {
+// On avx512+amx and avx512 the Q8_0 matrices are copied into the 16-row layout at load (docs/kernels.md, "The AMX
+// path" and "Q8_0 repacked at load on avx512"), at their file size; the other levels keep the file's rows.
+// Repacked or mapped, the logits are the same bits (the tiles, the lanes and the avx512 kernels of the rows compute
+// one numeric): for decode (one token a block pair at a time), 3 and 16 tokens (the lanes) and 37 (the tiles, or
+// the prompt tile on decoded panels).
+test('Q8_0 weights are repacked at load on the AVX-512 levels, at the same size and with the same logits', async () => {
   const file = path.join(dir, 'q8.gguf');
   await writeSynthModel(file, { arch: 'llama', type: 'Q8_0', nEmbd: 256, nHead: 4, nHeadKv: 2, nFf: 512, nLayer: 2, nCtx: 256, seed: 6 });
   const repacked = await Model.load(file);
@@ -156,10 +158,10 @@ test('Q8_0 weights are repacked for the AMX tiles at load, at the same size and 
       .filter((t) => t.type === 'q8_0' && t.name !== 'token_embd.weight' && t.shape[0]! % 64 === 0 && t.shape[1]! % 16 === 0)
       .reduce((s, t) => s + t.bytes, 0);
     expect(q8).toBeGreaterThan(0);
-    expect(repacked.info.repackedBytes).toBe(kernelLevel() === 'avx512+amx' ? q8 : 0);
+    expect(repacked.info.repackedBytes).toBe(kernelLevel().startsWith('avx512') ? q8 : 0);
     expect(repacked.info.weightBytes).toBe(tensorBytes);
     expect(mapped.info.repackedBytes).toBe(0);
-    for (const tokens of [[7], Array.from({ length: 37 }, (_, i) => (i * 13 + 5) % 250)]) await expectSameLogits(repacked, mapped, tokens);
+    for (const n of [1, 3, 16, 37]) await expectSameLogits(repacked, mapped, Array.from({ length: n }, (_, i) => (i * 13 + 7) % 250));
   } finally {
     repacked.dispose();
     mapped.dispose();

@@ -1,9 +1,9 @@
-// The avx512 level's kernels for the nibble formats of 32-element blocks on rows repacked 16 at a time: Q4_1
-// (quant/q4-1-x16.h, against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h) and Q5_0 (quant/q5-0-x16.h; against Q8_0),
-// with the block step (kernels/block-step/step.h): per (row, token) and block the exact int32 dot c_b of the
-// block's weights with the activations, acc = fma(d_w * d_x, float(c_b), acc), and for Q4_1 then acc = fma(m_w,
-// s_x, acc) — the bits of block_step_ref::matmul_q4_1, matmul_q4_0, matmul_iq4_nl and matmul_q5_0 on the original
-// rows, whatever the kernel. Included by avx512-int-dots.h only (AVX-512 + VNNI), internal linkage as tiling.h.
+// The avx512 level's kernels for the formats of 32-element blocks on rows repacked 16 at a time: the nibble formats
+// Q4_1 (quant/q4-1-x16.h, against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h) and Q5_0 (quant/q5-0-x16.h; against
+// Q8_0), and Q8_0 (quant/q8-0-x16.h), with the block step (kernels/block-step/step.h): per (row, token) and block the
+// exact int32 dot c_b of the block's weights with the activations, acc = fma(d_w * d_x, float(c_b), acc), and for
+// Q4_1 then acc = fma(m_w, s_x, acc) — the bits of block_step_ref::matmul_q4_1, matmul_q4_0, matmul_iq4_nl,
+// matmul_q5_0 and matmul_q8_0 on the original rows, whatever the kernel. Included by avx512-int-dots.h only (AVX-512 + VNNI), internal linkage as tiling.h.
 //
 // NOTE(nibble-x16): why. On the GGUF rows a token's block steps are scalar: per (row, block) a dpbusd's 8 lane sums
 // reduced to one, the scale product (and the minimum) taken out of their lanes, one or two dependent FMAs — about
@@ -17,6 +17,10 @@
 // row: no per-call panel of weights and entries, which the prompt tile needs and a batch of 16 tokens (16 streams)
 // cannot spread over many token groups. More tokens keep the block step's 16-token prompt tile, its panel's int8
 // weights and entries decoded from the groups (x16_format::prepare_panel) instead of from the rows.
+// Q8_0 takes the same lanes (its bytes, sign bit flipped, the levels; offset 128) for 2 to 16 tokens, and one token a
+// block pair at a time (lane_pairs). The trade, measured through Engine on the AMD EPYC (Zen 4), 2 threads, the
+// synthetic TinyLlama-shape Q8_0 model against its GGUF rows: one stream 0.95-0.98 of the rows' rate; 4 streams
+// ~1.7x, 8 streams ~1.35x, 16 streams ~1.15x (the lanes need no per-call panel).
 #pragma once
 
 #include "kernels/simd/avx512-block-step-min.h"
@@ -24,6 +28,7 @@
 #include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
 #include "quant/q5-0-x16.h"
+#include "quant/q8-0-x16.h"
 #include "quant/q8-0.h"
 #include "quant/q8-1.h"
 
@@ -41,7 +46,9 @@ using quant::k_x16_rows;
 // format of the GGUF rows), has_min, scales_first (whether a block's scales precede its quads in memory), offset
 // (what the levels exceed the weights by: the chain's start undoes it), qs(g, b, k) (quad k of block b's 16 rows,
 // from the group at g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums), has_fifth and qh(g, b)
-// (Q5_0: their 16 32-bit words of fifth bits; the others: nullptr) and levels(nibbles) (the unsigned levels of 64 nibbles as
+// (Q5_0: their 16 32-bit words of fifth bits; the others: nullptr), nibbles (whether a line of qs holds two quads of
+// elements as nibbles, or one as bytes: Q8_0, whose qs(g, b, k) then runs to k = 7), pair_scales (whether a group of
+// two blocks holds both blocks' quads before their scales: Q8_0) and levels(v) (the unsigned levels of 64 nibbles, or
 // bytes, before the fifth bits).
 struct q4_1_layout {
     using group = quant::block_q4_1_x16;
@@ -52,6 +59,8 @@ struct q4_1_layout {
     static constexpr bool scales_first = false;
     static constexpr int32_t offset = 0;
     static constexpr bool has_fifth = false;
+    static constexpr bool nibbles = true;
+    static constexpr bool pair_scales = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
     static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
@@ -68,6 +77,8 @@ struct q4_0_layout {
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 8;
     static constexpr bool has_fifth = false;
+    static constexpr bool nibbles = true;
+    static constexpr bool pair_scales = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
     static const uint16_t * m(const group *, int64_t) { return nullptr; }
@@ -94,11 +105,32 @@ struct q5_0_layout {
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 16;
     static constexpr bool has_fifth = true;
+    static constexpr bool nibbles = true;
+    static constexpr bool pair_scales = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].blk[b % 2].qs[k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
     static const uint16_t * m(const group *, int64_t) { return nullptr; }
     static const uint8_t * qh(const group * g, int64_t b) { return g[b / 2].blk[b % 2].qh[0]; }
     static __m512i levels(__m512i n) { return n; }
+};
+// Q8_0 (quant/q8-0-x16.h, the AMX tiles' layout): a line holds one quad of bytes of the 16 rows, a group's two blocks'
+// quads come before their scales; the level is the signed weight + 128 (its sign bit flipped), the offset 128.
+struct q8_0_layout {
+    using group = quant::block_q8_0_x16;
+    using block = quant::block_q8_0;
+    using act = quant::block_q8_0;
+    using prompt = block_step_avx512::format<block, block_step_ref::matmul_q8_0_x16, false>;
+    static constexpr bool has_min = false;
+    static constexpr bool scales_first = false;
+    static constexpr int32_t offset = 128;
+    static constexpr bool has_fifth = false;
+    static constexpr bool nibbles = false;
+    static constexpr bool pair_scales = true;
+    static const uint8_t * qs(const group * g, int64_t b, int k) { return reinterpret_cast<const uint8_t *>(g[b / 2].qs[b % 2][k][0]); }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint16_t * m(const group *, int64_t) { return nullptr; }
+    static const uint8_t * qh(const group *, int64_t) { return nullptr; }
+    static __m512i levels(__m512i v) { return _mm512_xor_si512(v, _mm512_set1_epi8(char(0x80))); }
 };
 
 // The fifth bits of elements 4Q .. 4Q + 3 of each row (bits 4Q .. 4Q + 3 of its lane of qh) added to those
@@ -114,9 +146,16 @@ inline __m512i with_fifth_bits(__m512i levels, __m512i qh) {
 
 // Block b's levels of the group at g, a row per int32 lane: lo[k] elements 4k .. 4k + 3, hi[k] 16 + 4k .. + 3
 // (vpdpbusd's unsigned operand: the weights plus L::offset). Q5_0's fifth bits are read before the quads (the
-// layout's order).
+// layout's order); Q8_0's bytes are the levels with their sign bit flipped.
 template <typename L>
 inline void unpack_block(const typename L::group * g, int64_t b, __m512i (&lo)[4], __m512i (&hi)[4]) {
+    if constexpr (!L::nibbles) {
+        for (int k = 0; k < 4; ++k) {
+            lo[k] = L::levels(_mm512_loadu_si512(L::qs(g, b, k)));
+            hi[k] = L::levels(_mm512_loadu_si512(L::qs(g, b, 4 + k)));
+        }
+        return;
+    }
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     __m512i qh = _mm512_setzero_si512();
     if constexpr (L::has_fifth) qh = _mm512_loadu_si512(L::qh(g, b));
@@ -180,13 +219,28 @@ inline void prefetch_share(const char * next, size_t group_bytes, int64_t nb, in
     for (size_t l = first; l < end; ++l) _mm_prefetch(next + 64 * l, _MM_HINT_T1);
 }
 
+// One token's exact block dots c_b, a row per lane: the levels lo, hi (unpack_block) against the token's 32 bytes xq,
+// from the chain's start (-offset * sum(x_b)); the low and the high quads in two chains (the integer sum is exact,
+// so its order is free).
+inline __m512i block_dots(const __m512i (&lo)[4], const __m512i (&hi)[4], const int8_t * xq, int32_t start) {
+    __m512i c[2] = {_mm512_set1_epi32(start), _mm512_setzero_si512()};
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+        int32_t xl, xh;
+        std::memcpy(&xl, xq + 4 * k, 4);
+        std::memcpy(&xh, xq + quant::qk8_0 / 2 + 4 * k, 4);
+        c[0] = _mm512_dpbusd_epi32(c[0], lo[k], _mm512_set1_epi32(xl));
+        c[1] = _mm512_dpbusd_epi32(c[1], hi[k], _mm512_set1_epi32(xh));
+    }
+    return _mm512_add_epi32(c[0], c[1]);
+}
+
 // A group's 16 rows x T tokens (token t at x + t * xb, its prepared blocks at tb[t]; T <= k_lanes_max_tokens):
 // y[t * ldy + r]. The group's blocks are read once, in order; each block's unpacked levels serve the T tokens. With
 // next (not null), the next group (group_bytes long) is asked into L2 a block's share at a time.
 template <typename L, int T>
 void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, const token_block * const * tb, float * y, int64_t ldy,
            const char * next, size_t group_bytes) {
-    constexpr int quads = quant::qk8_0 / 8;   // quads of qs bytes per block, each two quads of elements
     const typename L::act * xr[T];
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const typename L::act *>(x + size_t(t) * xb);
     __m512 acc[T];
@@ -200,29 +254,44 @@ void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, c
             if constexpr (L::has_min) mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::m(w, b))));
         };
         if constexpr (L::scales_first) scales();
-        __m512i lo[quads], hi[quads];
+        __m512i lo[4], hi[4];
         unpack_block<L>(w, b, lo, hi);
         if constexpr (!L::scales_first) scales();
         // Unrolled so the accumulators stay in registers (16 of them beside the 8 levels at 16 tokens).
 #pragma GCC unroll 16
         for (int t = 0; t < T; ++t) {
-            const int8_t * xq = xr[t][b].qs;
             const token_block & p = tb[t][b];
-            // The low and the high nibbles in two chains (the integer sum is exact, so its order is free).
-            __m512i c[2] = {_mm512_set1_epi32(p.start), _mm512_setzero_si512()};
-#pragma GCC unroll 4
-            for (int k = 0; k < quads; ++k) {
-                int32_t xl, xh;
-                std::memcpy(&xl, xq + 4 * k, 4);
-                std::memcpy(&xh, xq + quant::qk8_0 / 2 + 4 * k, 4);
-                c[0] = _mm512_dpbusd_epi32(c[0], lo[k], _mm512_set1_epi32(xl));
-                c[1] = _mm512_dpbusd_epi32(c[1], hi[k], _mm512_set1_epi32(xh));
-            }
-            acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(p.dx)), _mm512_cvtepi32_ps(_mm512_add_epi32(c[0], c[1])), acc[t]);
+            const __m512i c = block_dots(lo, hi, xr[t][b].qs, p.start);
+            acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(p.dx)), _mm512_cvtepi32_ps(c), acc[t]);
             if constexpr (L::has_min) acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(p.sx), acc[t]);
         }
     }
     for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ldy, acc[t]);
+}
+
+// lanes<L, 1> for a layout with L::pair_scales (nb even): a pair's two blocks' dots first, then their scales and
+// steps (block order kept), so one token reads each group's lines in order. Read as lanes does (the scales between
+// the two blocks' quads), Q8_0 groups streamed at 0.70-0.92 of the plain read from memory, in order at 0.83-1.00
+// (one 2048 -> 5632 matmul, 16 copies, 2 threads, AMD EPYC). Through Engine that is 0.95-0.98 of the GGUF rows'
+// one-token kernel (NOTE(nibble-x16)); two groups half a range apart (the GGUF kernel's two streams), or the next
+// group or pair prefetched, were slower.
+template <typename L>
+void lane_pairs(const typename L::group * w, int64_t nb, const char * x, const token_block * tb, float * y) {
+    const auto * xr = reinterpret_cast<const typename L::act *>(x);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b += 2) {
+        __m512i c[2];
+        for (int h = 0; h < 2; ++h) {
+            __m512i lo[4], hi[4];
+            unpack_block<L>(w, b + h, lo, hi);
+            c[h] = block_dots(lo, hi, xr[b + h].qs, tb[b + h].start);
+        }
+        for (int h = 0; h < 2; ++h) {
+            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::d(w, b + h))));
+            acc = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(tb[b + h].dx)), _mm512_cvtepi32_ps(c[h]), acc);
+        }
+    }
+    _mm512_storeu_ps(y, acc);
 }
 
 // L's prompt format on the repacked groups: its panels are whole groups, whose rows' int8 weights and entries
@@ -366,6 +435,13 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
     const size_t group_bytes = size_t(k_x16_rows) * wb;
     for (int64_t r = r0; r < r1; r += k_x16_rows) {
         const char * group = wc + size_t(r) * wb;
+        if constexpr (L::pair_scales) {
+            static_assert(!L::has_min, "lane_pairs has no minimum");
+            if (n_tok == 1) {
+                lane_pairs<L>(reinterpret_cast<const typename L::group *>(group), nb, xc, tb[0], y + r);
+                continue;
+            }
+        }
         const char * next = n_tok >= k_lanes_prefetch_tokens && r + k_x16_rows < r1 ? group + group_bytes : nullptr;
         by_count[n_tok](reinterpret_cast<const typename L::group *>(group), nb, xc, xb, tb, y + r, ldy, next, group_bytes);
     }

@@ -25,8 +25,8 @@ namespace tmill::kernels { namespace { using isa = avx2_traits; using int_dots =
 #include "kernels/simd/avx512-int-dots.h"
 namespace tmill::kernels { namespace { using isa = avx512_traits; using int_dots = avx512_int_dots; } }
 // The AVX-512 levels define the 16-row entries outside the entry list (kernels/kernels.h): matmul_q6_k_x16 (only
-// their Q6_K takes the block step, which a row per lane gives), matmul_q4_1_x16, matmul_q4_0_x16, matmul_iq4_nl_x16 and
-// matmul_q5_0_x16 (NOTE(nibble-x16)), and the variants of matmul_q4_k_x16 and
+// their Q6_K takes the block step, which a row per lane gives), matmul_q4_1_x16, matmul_q4_0_x16, matmul_iq4_nl_x16,
+// matmul_q5_0_x16 and matmul_q8_0_x16 (NOTE(nibble-x16)), and the variants of matmul_q4_k_x16 and
 // matmul_q6_k_x16 that leave one token's stream to the hardware prefetcher (NOTE(q4-k-x16-prefetch)), which
 // kernels_for takes on AMD's cores.
 #define TM_KERNELS_AVX512_X16 1

@@ -156,6 +156,7 @@ TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, nibble_x16_avx512::rows<nibble_x16_avx512:
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, nibble_x16_avx512::rows<nibble_x16_avx512::q4_0_layout>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl_x16, nibble_x16_avx512::rows<nibble_x16_avx512::iq4_nl_layout>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_0_x16, nibble_x16_avx512::rows<nibble_x16_avx512::q5_0_layout>)
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, nibble_x16_avx512::rows<nibble_x16_avx512::q8_0_layout>)
 #endif
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL

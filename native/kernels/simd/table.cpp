@@ -16,6 +16,8 @@ void fill(kernel_table & t) {
     t.matmul_iq4_nl_x16 = matmul_iq4_nl_x16;
     t.q5_0_x16 = true;
     t.matmul_q5_0_x16 = matmul_q5_0_x16;
+    t.q8_0_x16 = true;
+    t.matmul_q8_0_x16 = matmul_q8_0_x16;
 #endif
 }
 
