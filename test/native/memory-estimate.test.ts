@@ -142,7 +142,8 @@ test.each([
 });
 
 // On avx512+amx and avx512 the Q8_0 matrices are copied into the 16-row layout at load (docs/kernels.md, "The AMX
-// path" and "Q8_0 repacked at load on avx512"), at their file size; the other levels keep the file's rows.
+// path", and "Q8_0 on avx512" under "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at load"), at their file size; the other
+// levels keep the file's rows.
 // Repacked or mapped, the logits are the same bits (the tiles, the lanes and the avx512 kernels of the rows compute
 // one numeric): for decode (one token a block pair at a time), 3 and 16 tokens (the lanes) and 37 (the tiles, or
 // the prompt tile on decoded panels).
