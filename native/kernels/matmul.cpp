@@ -52,6 +52,15 @@ size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok) {
     return quant::row_bytes(act, n_in) * size_t(n_tok);
 }
 
+bool weight_layout_fits(weight_layout layout, int64_t n_in) {
+    switch (layout) {
+        case weight_layout::q8_0_x16: return quant::q8_0_x16_fits(n_in);
+        case weight_layout::q4_0_x16: return quant::q4_0_x16_fits(n_in);
+        case weight_layout::q5_0_x16: return quant::q5_0_x16_fits(n_in);
+        default: return true;
+    }
+}
+
 matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_layout layout) {
     if (layout == weight_layout::q4_k_x16) {
         TM_CHECK(type == ggml_type::q4_k, invalid_argument, "matmul: the Q4_K 16-row layout holds Q4_K weights only");
@@ -152,12 +161,8 @@ void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matm
                  "matmul: weights of one job must take the same activation type");
         TM_CHECK(p.layout == weight_layout::gguf || p.n_out % quant::k_x16_rows == 0, invalid_argument,
                  "matmul: rows repacked 16 at a time come in multiples of 16");
-        TM_CHECK(p.layout != weight_layout::q8_0_x16 || quant::q8_0_x16_fits(n_in), invalid_argument,
-                 "matmul: Q8_0 rows repacked 16 at a time are a whole number of 64-weight block pairs");
-        TM_CHECK(p.layout != weight_layout::q4_0_x16 || quant::q4_0_x16_fits(n_in), invalid_argument,
-                 "matmul: Q4_0 and IQ4_NL rows repacked 16 at a time are a whole number of 64-weight block pairs");
-        TM_CHECK(p.layout != weight_layout::q5_0_x16 || quant::q5_0_x16_fits(n_in), invalid_argument,
-                 "matmul: Q5_0 rows repacked 16 at a time are a whole number of 64-weight block pairs");
+        TM_CHECK(weight_layout_fits(p.layout, n_in), invalid_argument,
+                 "matmul: Q8_0, Q4_0, IQ4_NL and Q5_0 rows repacked 16 at a time are a whole number of 64-weight block pairs");
         const int64_t chunk = rows_per_task(p.n_out, pool.n_threads(), n_tok, p.layout);
         plans[i] = {matmul_rows_for(k, p.type, p.layout), weight_row_bytes(p.type, p.layout, n_in), chunk, n_tasks};
         n_tasks += (p.n_out + chunk - 1) / chunk;

@@ -18,6 +18,10 @@ size_t matmul_scratch_bytes(ggml_type type, int64_t n_in, int64_t n_tok);
 // Bytes of one row of n_in weights of `type` stored in `layout` (16 rows of a repacked layout are 16 times this).
 size_t weight_row_bytes(ggml_type type, weight_layout layout, int64_t n_in);
 
+// Whether rows of n_in weights can be stored in `layout`: the layouts of 32-element blocks in pairs (Q8_0, Q4_0 and
+// IQ4_NL, Q5_0) take a whole number of block pairs; the others any width of whole blocks.
+bool weight_layout_fits(weight_layout layout, int64_t n_in);
+
 // The table entry computing `type` rows stored in `layout`; throws invalid_argument for a type without a matmul
 // (or a layout that is not the type's).
 matmul_rows_fn matmul_rows_for(const kernel_table & k, ggml_type type, weight_layout layout = weight_layout::gguf);

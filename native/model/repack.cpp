@@ -27,14 +27,14 @@ constexpr size_t k_repack_align = 64;   // a cache line: the kernels' 64-byte lo
 // The layout k's kernels prefer for v's rows (gguf: keep the file's).
 kernels::weight_layout preferred_layout(const weight & v, const kernels::kernel_table & k) {
     if (!v.present() || v.layout != kernels::weight_layout::gguf || v.n_rows % quant::k_x16_rows != 0) return kernels::weight_layout::gguf;
-    if (v.type == ggml_type::q4_k && k.q4_k_x16) return kernels::weight_layout::q4_k_x16;
-    if (v.type == ggml_type::q6_k && k.q6_k_x16) return kernels::weight_layout::q6_k_x16;
-    if (v.type == ggml_type::q8_0 && k.q8_0_x16 && quant::q8_0_x16_fits(v.n_cols)) return kernels::weight_layout::q8_0_x16;
-    if (v.type == ggml_type::q4_1 && k.q4_1_x16) return kernels::weight_layout::q4_1_x16;
-    if ((v.type == ggml_type::q4_0 || v.type == ggml_type::iq4_nl) && k.q4_0_x16 && quant::q4_0_x16_fits(v.n_cols))
-        return kernels::weight_layout::q4_0_x16;
-    if (v.type == ggml_type::q5_0 && k.q5_0_x16 && quant::q5_0_x16_fits(v.n_cols)) return kernels::weight_layout::q5_0_x16;
-    return kernels::weight_layout::gguf;
+    kernels::weight_layout layout = kernels::weight_layout::gguf;
+    if (v.type == ggml_type::q4_k && k.q4_k_x16) layout = kernels::weight_layout::q4_k_x16;
+    if (v.type == ggml_type::q6_k && k.q6_k_x16) layout = kernels::weight_layout::q6_k_x16;
+    if (v.type == ggml_type::q8_0 && k.q8_0_x16) layout = kernels::weight_layout::q8_0_x16;
+    if (v.type == ggml_type::q4_1 && k.q4_1_x16) layout = kernels::weight_layout::q4_1_x16;
+    if ((v.type == ggml_type::q4_0 || v.type == ggml_type::iq4_nl) && k.q4_0_x16) layout = kernels::weight_layout::q4_0_x16;
+    if (v.type == ggml_type::q5_0 && k.q5_0_x16) layout = kernels::weight_layout::q5_0_x16;
+    return kernels::weight_layout_fits(layout, v.n_cols) ? layout : kernels::weight_layout::gguf;
 }
 
 size_t repacked_row_bytes(const weight & v, kernels::weight_layout layout) {

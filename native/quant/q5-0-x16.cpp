@@ -5,13 +5,11 @@
 namespace tmill::quant {
 
 block_q5_0 q5_0_x16_row_block(const block_q5_0_x16 * g, int64_t b, int r) {
-    const block_q5_0_x16 & pair = g[b / k_q5_0_x16_blocks];
-    const int h = int(b % k_q5_0_x16_blocks);
-    block_q5_0 blk;
-    blk.d = pair.d[h][r];
-    std::memcpy(blk.qh, pair.blk[h].qh[r], 4);
-    x16_get_quads(pair.blk[h].qs, r, blk.qs);
-    return blk;
+    return x16_row_block<block_q5_0, k_q5_0_x16_blocks>(g, b, r, [](const block_q5_0_x16 & pair, int h, int row, block_q5_0 & blk) {
+        blk.d = pair.d[h][row];
+        std::memcpy(blk.qh, pair.blk[h].qh[row], 4);
+        x16_get_quads(pair.blk[h].qs, row, blk.qs);
+    });
 }
 
 void q5_0_x16_pack(const uint8_t * src, size_t src_row_bytes, int64_t nb, block_q5_0_x16 * dst) {

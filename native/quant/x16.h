@@ -31,4 +31,30 @@ void x16_pack_rows(const uint8_t * src, size_t src_row_bytes, int64_t nb, Group 
             each(dst[b / Blocks], int(b % Blocks), r, reinterpret_cast<const Block *>(src + size_t(r) * src_row_bytes)[b]);
 }
 
+// Its inverse for one block: row r's block b of the groups at g, which each(entry, h, r, block) fills from entry
+// g[b / Blocks], its block h = b % Blocks.
+template <typename Block, int Blocks, typename Group, typename Each>
+Block x16_row_block(const Group * g, int64_t b, int r, const Each & each) {
+    Block blk;
+    each(g[b / Blocks], int(b % Blocks), r, blk);
+    return blk;
+}
+
+// The layouts whose entry holds Blocks blocks as their scales d[h][row] and their quads qs[h] (Q8_0; Q4_0 and IQ4_NL):
+// the packer and its inverse.
+template <typename Block, int Blocks, typename Group>
+void x16_scale_quads_pack(const uint8_t * src, size_t src_row_bytes, int64_t nb, Group * dst) {
+    x16_pack_rows<Block, Blocks>(src, src_row_bytes, nb, dst, [](Group & entry, int h, int r, const Block & blk) {
+        entry.d[h][r] = blk.d;
+        x16_put_quads(entry.qs[h], r, blk.qs);
+    });
+}
+template <typename Block, int Blocks, typename Group>
+Block x16_scale_quads_row_block(const Group * g, int64_t b, int r) {
+    return x16_row_block<Block, Blocks>(g, b, r, [](const Group & entry, int h, int row, Block & blk) {
+        blk.d = entry.d[h][row];
+        x16_get_quads(entry.qs[h], row, blk.qs);
+    });
+}
+
 } // namespace tmill::quant
