@@ -49,41 +49,40 @@ using quant::k_x16_rows;
 // (Q5_0: their 16 32-bit words of fifth bits; the others: nullptr), nibbles (whether a line of qs holds two quads of
 // elements as nibbles, or one as bytes: Q8_0, whose qs(g, b, k) then runs to k = 7), pair_scales (whether a group of
 // two blocks holds both blocks' quads before their scales: Q8_0) and levels(v) (the unsigned levels of 64 nibbles, or
-// bytes, before the fifth bits).
-struct q4_1_layout {
+// bytes, before the fifth bits). layout_defaults holds what most of them share.
+struct layout_defaults {
+    static constexpr bool has_min = false;
+    static constexpr bool scales_first = false;
+    static constexpr bool has_fifth = false;
+    static constexpr bool nibbles = true;
+    static constexpr bool pair_scales = false;
+    template <typename G>
+    static const uint16_t * m(const G *, int64_t) { return nullptr; }
+    template <typename G>
+    static const uint8_t * qh(const G *, int64_t) { return nullptr; }
+    static __m512i levels(__m512i n) { return n; }
+};
+struct q4_1_layout : layout_defaults {
     using group = quant::block_q4_1_x16;
     using block = quant::block_q4_1;
     using act = quant::block_q8_1;
     using prompt = block_step_min_avx512::format<block, block_step_ref::matmul_q4_1_x16>;
     static constexpr bool has_min = true;
-    static constexpr bool scales_first = false;
     static constexpr int32_t offset = 0;
-    static constexpr bool has_fifth = false;
-    static constexpr bool nibbles = true;
-    static constexpr bool pair_scales = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
     static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
-    static const uint8_t * qh(const group *, int64_t) { return nullptr; }
-    static __m512i levels(__m512i n) { return n; }
 };
 // Q4_0: the weight n - 8 (kernels/simd/int8-weights.h), so the levels are the nibbles and the offset 8.
-struct q4_0_layout {
+struct q4_0_layout : layout_defaults {
     using group = quant::block_q4_0_x16;
     using block = quant::block_q4_0;
     using act = quant::block_q8_0;
     using prompt = block_step_avx512::format<block, block_step_ref::matmul_q4_0_x16, false>;
-    static constexpr bool has_min = false;
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 8;
-    static constexpr bool has_fifth = false;
-    static constexpr bool nibbles = true;
-    static constexpr bool pair_scales = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
-    static const uint16_t * m(const group *, int64_t) { return nullptr; }
-    static const uint8_t * qh(const group *, int64_t) { return nullptr; }
-    static __m512i levels(__m512i n) { return n; }
 };
 // IQ4_NL: the table's level (-127 .. 113) + 128, unsigned, and the offset 128.
 struct iq4_nl_layout : q4_0_layout {
@@ -96,40 +95,30 @@ struct iq4_nl_layout : q4_0_layout {
     }
 };
 // Q5_0: the nibble and the fifth bit, the weight that minus 16.
-struct q5_0_layout {
+struct q5_0_layout : layout_defaults {
     using group = quant::block_q5_0_x16;
     using block = quant::block_q5_0;
     using act = quant::block_q8_0;
     using prompt = block_step_avx512::format<block, block_step_ref::matmul_q5_0_x16, false>;
-    static constexpr bool has_min = false;
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 16;
     static constexpr bool has_fifth = true;
-    static constexpr bool nibbles = true;
-    static constexpr bool pair_scales = false;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].blk[b % 2].qs[k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
-    static const uint16_t * m(const group *, int64_t) { return nullptr; }
     static const uint8_t * qh(const group * g, int64_t b) { return g[b / 2].blk[b % 2].qh[0]; }
-    static __m512i levels(__m512i n) { return n; }
 };
 // Q8_0 (quant/q8-0-x16.h, the AMX tiles' layout): a line holds one quad of bytes of the 16 rows, a group's two blocks'
 // quads come before their scales; the level is the signed weight + 128 (its sign bit flipped), the offset 128.
-struct q8_0_layout {
+struct q8_0_layout : layout_defaults {
     using group = quant::block_q8_0_x16;
     using block = quant::block_q8_0;
     using act = quant::block_q8_0;
     using prompt = block_step_avx512::format<block, block_step_ref::matmul_q8_0_x16, false>;
-    static constexpr bool has_min = false;
-    static constexpr bool scales_first = false;
     static constexpr int32_t offset = 128;
-    static constexpr bool has_fifth = false;
     static constexpr bool nibbles = false;
     static constexpr bool pair_scales = true;
     static const uint8_t * qs(const group * g, int64_t b, int k) { return reinterpret_cast<const uint8_t *>(g[b / 2].qs[b % 2][k][0]); }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
-    static const uint16_t * m(const group *, int64_t) { return nullptr; }
-    static const uint8_t * qh(const group *, int64_t) { return nullptr; }
     static __m512i levels(__m512i v) { return _mm512_xor_si512(v, _mm512_set1_epi8(char(0x80))); }
 };
 
@@ -212,10 +201,10 @@ void prepare_token(const typename L::act * x, int64_t nb, token_block * out) {
 constexpr int64_t k_lanes_max_tokens = 16;
 constexpr int64_t k_lanes_prefetch_tokens = 2;
 
-// Block b's share of the group at next (group_bytes long, nb blocks) asked into L2: so the group's nb blocks ask for
-// each of its lines about once, as this group's are read.
-inline void prefetch_share(const char * next, size_t group_bytes, int64_t nb, int64_t b) {
-    const size_t first = size_t(b) * group_bytes / size_t(nb) / 64, end = (size_t(b + 1) * group_bytes / size_t(nb) + 63) / 64;
+// Block b's share of the group at next (share bytes a block: a group is 16 rows of equal blocks) asked into L2, so the
+// group's blocks ask for each of its lines about once, as this group's are read.
+inline void prefetch_share(const char * next, size_t share, int64_t b) {
+    const size_t first = size_t(b) * share / 64, end = (size_t(b + 1) * share + 63) / 64;
     for (size_t l = first; l < end; ++l) _mm_prefetch(next + 64 * l, _MM_HINT_T1);
 }
 
@@ -237,16 +226,16 @@ inline __m512i block_dots(const __m512i (&lo)[4], const __m512i (&hi)[4], const 
 
 // A group's 16 rows x T tokens (token t at x + t * xb, its prepared blocks at tb[t]; T <= k_lanes_max_tokens):
 // y[t * ldy + r]. The group's blocks are read once, in order; each block's unpacked levels serve the T tokens. With
-// next (not null), the next group (group_bytes long) is asked into L2 a block's share at a time.
+// next (not null), the next group is asked into L2 a block's share (share bytes) at a time.
 template <typename L, int T>
 void lanes(const typename L::group * w, int64_t nb, const char * x, size_t xb, const token_block * const * tb, float * y, int64_t ldy,
-           const char * next, size_t group_bytes) {
+           const char * next, size_t share) {
     const typename L::act * xr[T];
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const typename L::act *>(x + size_t(t) * xb);
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        if (next) prefetch_share(next, group_bytes, nb, b);
+        if (next) prefetch_share(next, share, b);
         __m512 dw = _mm512_setzero_ps(), mw = _mm512_setzero_ps();
         // The loads in the layout's order (L::scales_first), so that the group's lines are first read in order.
         const auto scales = [&] {
@@ -432,7 +421,7 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
                                             lanes<L, 6>,  lanes<L, 7>,  lanes<L, 8>,  lanes<L, 9>,  lanes<L, 10>, lanes<L, 11>,
                                             lanes<L, 12>, lanes<L, 13>, lanes<L, 14>, lanes<L, 15>, lanes<L, 16>};
     static_assert(sizeof by_count / sizeof by_count[0] == k_lanes_max_tokens + 1, "one kernel per token count");
-    const size_t group_bytes = size_t(k_x16_rows) * wb;
+    const size_t group_bytes = size_t(k_x16_rows) * wb, share = group_bytes / size_t(nb);
     for (int64_t r = r0; r < r1; r += k_x16_rows) {
         const char * group = wc + size_t(r) * wb;
         if constexpr (L::pair_scales) {
@@ -443,7 +432,7 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
             }
         }
         const char * next = n_tok >= k_lanes_prefetch_tokens && r + k_x16_rows < r1 ? group + group_bytes : nullptr;
-        by_count[n_tok](reinterpret_cast<const typename L::group *>(group), nb, xc, xb, tb, y + r, ldy, next, group_bytes);
+        by_count[n_tok](reinterpret_cast<const typename L::group *>(group), nb, xc, xb, tb, y + r, ldy, next, share);
     }
 }
 
