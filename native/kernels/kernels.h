@@ -113,9 +113,10 @@ struct kernel_table {
     matmul_rows_kernel * matmul_q6_k_x16;
     // Whether Q4_1 (quant/q4-1-x16.h), Q4_0 and IQ4_NL (quant/q4-0-x16.h) and Q5_0 (quant/q5-0-x16.h; the last three
     // in rows of a multiple of 64 weights) matmul weights are repacked at load for this table (model/repack.h): set by the avx512 level, whose kernels
-    // for up to 16 tokens take 16 rows in lanes there (NOTE(nibble-x16)); the AMX level's tiles read the GGUF rows.
-    // Outside the entry list for that reason: every table's matmul_*_x16 computes its layout with the block-step
-    // numerics, the avx512 kernels' or else the scalar reference's.
+    // for up to 16 tokens take 16 rows in lanes there (NOTE(nibble-x16)), and kept by the AMX level, whose tiles
+    // take the Q4_1, Q4_0 and IQ4_NL layouts from 16 tokens on (kernels/amx/matmul-q8-0.cpp). Outside the entry list
+    // for that reason: every table's matmul_*_x16 computes its layout with the block-step numerics, the avx512 and
+    // AMX kernels' or else the scalar reference's.
     bool q4_1_x16;
     matmul_rows_kernel * matmul_q4_1_x16;
     bool q4_0_x16;

@@ -1,4 +1,4 @@
-// Q5_0 rows repacked 16 at a time for the avx512 level (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at
+// Q5_0 rows repacked 16 at a time for the AVX-512 levels (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at
 // load"), as quant/q4-0-x16.h repacks Q4_0 (NOTE(nibble-x16)): one block_q5_0_x16 holds blocks 2h and 2h + 1 of 16
 // consecutive rows — the 32 F16 scales first, then for each block the 16 rows' 32-bit qh (the elements' fifth bits,
 // a row per int32 lane) and their nibbles interleaved so that one 64-byte load carries the same 4 bytes of qs of

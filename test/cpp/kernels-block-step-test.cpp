@@ -448,8 +448,8 @@ TM_TEST("kernels: an AMX call leaves the thread's tile configuration as it found
 
 // The dispatch rule: a batch of k_amx_min_tokens tokens or more takes the tiles, one TDPBSSD per block for each
 // group of up to 16 rows and 16 tokens (a last group of fewer tokens included); fewer tokens (decode) take
-// the AVX-512 kernel of the same numerics, no tile at all — except on Q8_0 repacked at load, which takes the
-// tiles for every token count; and the AMX level is the machine's level exactly
+// the AVX-512 kernel of the same numerics, no tile at all (on the nibble formats' 16-row layouts, its lanes) — except
+// on Q8_0 repacked at load, which takes the tiles for every token count; and the AMX level is the machine's level exactly
 // where the CPU and the OS grant AMX, its other entries the AVX-512 level's.
 TM_TEST("kernels: AMX takes batches of 16 tokens and more (repacked Q8_0: every batch), and is chosen only where granted") {
     CHECK_EQ(k_amx_min_tokens, int64_t(16));
@@ -488,6 +488,24 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and more (repacked Q8_0: every 
         CHECK_EQ(x16_products(15, 16, 48), uint64_t(2 * nb));
         CHECK_EQ(x16_products(33, 0, 16), uint64_t(3 * nb));
         CHECK(emulated->table.q8_0_x16);
+        // Q4_1, Q4_0 and IQ4_NL repacked at load (the avx512 level's layouts): fewer tokens on its lanes, more on tiles.
+        // (The products are counted; raw weights stand in for repacked ones, whose bytes are the same kind.)
+        for (const auto & [type, entry] : {std::pair{ggml_type::q4_1, &kernel_table::matmul_q4_1_x16},
+                                           std::pair{ggml_type::q4_0, &kernel_table::matmul_q4_0_x16},
+                                           std::pair{ggml_type::iq4_nl, &kernel_table::matmul_iq4_nl_x16}}) {
+            const std::vector<uint8_t> wn = raw_weights(type, 32, nb, rng), xn = raw_activations(type, size_t(33 * nb), rng);
+            const size_t w_row = wn.size() / 32, x_row = xn.size() / 33;
+            auto nibble_products = [&](int64_t n_tok) {
+                const uint64_t before = amx_emulated::tile_products();
+                (emulated->table.*entry)(wn.data(), w_row, xn.data(), x_row, n_tok, n_in, 0, 32, y.data(), 32);
+                return amx_emulated::tile_products() - before;
+            };
+            CHECK_EQ(nibble_products(1), uint64_t(0));
+            CHECK_EQ(nibble_products(15), uint64_t(0));
+            CHECK_EQ(nibble_products(16), uint64_t(2 * nb));
+            CHECK_EQ(nibble_products(33), uint64_t(3 * 2 * nb));
+        }
+        CHECK(emulated->table.q4_1_x16 && emulated->table.q4_0_x16 && emulated->table.q5_0_x16 && !emulated->table.q6_k_x16);
     }
     const cpu_features & f = cpu_features_get();
     CHECK_EQ(std::string(kernels_get().isa) == "avx512+amx", f.amx);
@@ -504,9 +522,9 @@ TM_TEST("kernels: AMX takes batches of 16 tokens and more (repacked Q8_0: every 
         CHECK(t.matmul_q5_1 == &amx::matmul_q5_1);
         CHECK(t.matmul_q6_k == &amx::matmul_q6_k);
         CHECK(!t.q6_k_x16 && simd.q6_k_x16);
-        CHECK(!t.q4_1_x16 && simd.q4_1_x16);
-        CHECK(!t.q4_0_x16 && simd.q4_0_x16);
-        CHECK(!t.q5_0_x16 && simd.q5_0_x16);
+        CHECK(t.q4_1_x16 && t.matmul_q4_1_x16 == &amx::matmul_q4_1_x16);
+        CHECK(t.q4_0_x16 && t.matmul_q4_0_x16 == &amx::matmul_q4_0_x16 && t.matmul_iq4_nl_x16 == &amx::matmul_iq4_nl_x16);
+        CHECK(t.q5_0_x16 && t.matmul_q5_0_x16 == simd.matmul_q5_0_x16);
         CHECK(t.matmul_q5_0 == simd.matmul_q5_0);
         CHECK(t.matmul_q4_k == simd.matmul_q4_k);
         CHECK(t.matmul_f16 == simd.matmul_f16);

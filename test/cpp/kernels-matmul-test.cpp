@@ -640,16 +640,17 @@ void check_x16_hw_stream(matmul_rows_kernel * kernel_table::*layout_kernel, matm
     CHECK(kernels_for(isa_level::avx512, cpu_vendor::other).*layout_kernel != real);
 }
 
-// What the tests of the layouts only the avx512 levels ask for (the table's flag `asks`) check beyond their own
-// round trip: only those levels ask; every level's kernel for the layout (the member layout_kernel) gives want's
-// bits (check_x16_levels); through matmul_prepared_many so does the machine's table on a 2-thread pool for 1, 3 and
-// 16 tokens; and a repacked weight whose rows are not whole groups is refused.
-void check_avx512_x16_layout(bool kernel_table::*asks, matmul_rows_kernel * kernel_table::*layout_kernel, ggml_type type,
+// What the tests of the layouts the avx512 levels ask for (the table's flag `asks`; with amx_too the AMX levels as
+// well) check beyond their own round trip: only those levels ask; every level's kernel for the layout (the member
+// layout_kernel) gives want's bits (check_x16_levels); through matmul_prepared_many so does the machine's table on a
+// 2-thread pool for 1, 3 and 16 tokens; and a repacked weight whose rows are not whole groups is refused.
+void check_avx512_x16_layout(bool kernel_table::*asks, bool amx_too, matmul_rows_kernel * kernel_table::*layout_kernel, ggml_type type,
                              weight_layout layout, const std::vector<uint8_t> & packed, size_t p_row, const std::vector<uint8_t> & xa,
                              size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
         const std::string name = l.name;
-        CHECK_EQ(l.table.*asks, name == "avx512" || name == "avx512-emulated");
+        const bool amx = name.find("amx") != std::string::npos;
+        CHECK_EQ(l.table.*asks, name.rfind("avx512", 0) == 0 && (amx_too || !amx));
     }
     check_x16_levels(layout_kernel, packed, p_row, xa, x_row, n_in, n_out, want);
     thread_pool pool(2);
@@ -758,7 +759,7 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q6_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    check_avx512_x16_layout(&kernel_table::q6_k_x16, &kernel_table::matmul_q6_k_x16, ggml_type::q6_k, weight_layout::q6_k_x16, packed, p_row,
+    check_avx512_x16_layout(&kernel_table::q6_k_x16, false, &kernel_table::matmul_q6_k_x16, ggml_type::q6_k, weight_layout::q6_k_x16, packed, p_row,
                             xa, x_row, n_in, n_out, want);
     check_x16_hw_stream(&kernel_table::matmul_q6_k_x16, avx512::matmul_q6_k_x16_hw_stream, avx512_emulated::matmul_q6_k_x16_hw_stream,
                         packed, p_row, xa, x_row, n_in, n_out, want);
@@ -773,8 +774,8 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
 // block step's bits (block_step_ref::matmul_q4_1 on the GGUF rows) for every token count (a partial 16-token group,
 // more than one pass of 256 tokens) and every range of whole groups (panels that start at 16 rows and grow), with
 // blocks at both ends of the levels (every nibble 15 or 0, the largest scales and minimums) against activations at
-// -127 and +127; only the avx512 levels ask for the layout; through matmul_prepared_many a repacked weight gives the
-// same bits on a 2-thread pool.
+// -127 and +127; only the AVX-512 levels ask for the layout (the AMX ones taking it on tiles from 16 tokens on);
+// through matmul_prepared_many a repacked weight gives the same bits on a 2-thread pool.
 TM_TEST("kernels: Q4_1 rows repacked 16 at a time give the block step's bits at every level") {
     std::mt19937 rng(4116);
     const int64_t n_in = 32 * 13, n_out = 96, max_tok = 300, nb = n_in / quant::qk4_1;
@@ -804,7 +805,7 @@ TM_TEST("kernels: Q4_1 rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q4_1(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    check_avx512_x16_layout(&kernel_table::q4_1_x16, &kernel_table::matmul_q4_1_x16, ggml_type::q4_1, weight_layout::q4_1_x16, packed, w_row,
+    check_avx512_x16_layout(&kernel_table::q4_1_x16, true, &kernel_table::matmul_q4_1_x16, ggml_type::q4_1, weight_layout::q4_1_x16, packed, w_row,
                             xa, x_row, n_in, n_out, want);
     // A type the layout does not hold is refused.
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_0, weight_layout::q4_1_x16), invalid_argument);
@@ -812,9 +813,10 @@ TM_TEST("kernels: Q4_1 rows repacked 16 at a time give the block step's bits at 
 
 // Q4_0 and IQ4_NL repacked 16 rows at a time at load for the avx512 level (quant/q4-0-x16.h, two blocks a group
 // entry): as the Q4_1 test above — the blocks back bit for bit, every level's entry of the layout (the avx512 lanes
-// up to 16 tokens, the prompt tile on panels decoded from the groups for more; elsewhere the reference) against
+// up to 16 tokens, the prompt tile on panels decoded from the groups or the AMX tiles for more; elsewhere the
+// reference) against
 // the block step's bits on the GGUF rows (every nibble 15 or 0: Q4_0's levels 7 and -8, IQ4_NL's 113 and -127,
-// at the largest scale, against activations at -127 and +127), only the avx512 levels asking for the layout, the
+// at the largest scale, against activations at -127 and +127), only the AVX-512 levels asking for the layout, the
 // same bits through matmul_prepared_many, and a width that is not whole block pairs or a type the layout does
 // not hold refused.
 TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step's bits at every level") {
@@ -853,7 +855,7 @@ TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step
 
         std::vector<float> want(size_t(n_out * max_tok));
         k.reference(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-        check_avx512_x16_layout(&kernel_table::q4_0_x16, k.entry, k.type, weight_layout::q4_0_x16, packed, w_row, xa, x_row, n_in, n_out, want);
+        check_avx512_x16_layout(&kernel_table::q4_0_x16, true, k.entry, k.type, weight_layout::q4_0_x16, packed, w_row, xa, x_row, n_in, n_out, want);
         thread_pool pool(1);
         std::vector<float> y_odd(static_cast<size_t>(n_out));
         const matmul_part odd{k.type, packed.data(), n_out, y_odd.data(), weight_layout::q4_0_x16};
@@ -896,7 +898,7 @@ TM_TEST("kernels: Q5_0 rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q5_0(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    check_avx512_x16_layout(&kernel_table::q5_0_x16, &kernel_table::matmul_q5_0_x16, ggml_type::q5_0, weight_layout::q5_0_x16, packed, w_row,
+    check_avx512_x16_layout(&kernel_table::q5_0_x16, true, &kernel_table::matmul_q5_0_x16, ggml_type::q5_0, weight_layout::q5_0_x16, packed, w_row,
                             xa, x_row, n_in, n_out, want);
     thread_pool pool(1);
     std::vector<float> y_odd(static_cast<size_t>(n_out));

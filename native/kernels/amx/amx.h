@@ -30,6 +30,11 @@ matmul_rows_kernel matmul_iq4_nl;
 matmul_rows_kernel matmul_q4_1;       // against Q8_1, with the minimum (block_step_min)
 matmul_rows_kernel matmul_q5_1;
 matmul_rows_kernel matmul_q8_0_x16;   // Q8_0 repacked at load (quant/q8-0-x16.h), every token count on tiles
+// Q4_1, Q4_0 and IQ4_NL repacked at load (quant/q4-1-x16.h, quant/q4-0-x16.h), 16 tokens and more on tiles, fewer on the
+// avx512 level's lanes
+matmul_rows_kernel matmul_q4_1_x16;
+matmul_rows_kernel matmul_q4_0_x16;
+matmul_rows_kernel matmul_iq4_nl_x16;
 matmul_rows_kernel matmul_q4_k_x16;   // Q4_K repacked at load (quant/q4-k-x16.h), 16 tokens and more on tiles
 matmul_rows_kernel matmul_q6_k;       // Q6_K (the GGUF rows), 16 tokens and more on tiles
 // Sets the entries the AMX level replaces; the rest of t stays as filled before (the AVX-512 level's).
@@ -45,6 +50,9 @@ matmul_rows_kernel matmul_iq4_nl;
 matmul_rows_kernel matmul_q4_1;
 matmul_rows_kernel matmul_q5_1;
 matmul_rows_kernel matmul_q8_0_x16;
+matmul_rows_kernel matmul_q4_1_x16;
+matmul_rows_kernel matmul_q4_0_x16;
+matmul_rows_kernel matmul_iq4_nl_x16;
 matmul_rows_kernel matmul_q4_k_x16;
 matmul_rows_kernel matmul_q6_k;
 void fill(kernel_table & t);

@@ -26,7 +26,9 @@
 #include "kernels/block-step/vnni-pack.h"
 #include "kernels/simd/int8-weights.h"
 #include "quant/iq4-nl.h"
+#include "quant/q4-0-x16.h"
 #include "quant/q4-0.h"
+#include "quant/q4-1-x16.h"
 #include "quant/q4-1.h"
 #include "quant/q5-1.h"
 #include "quant/q8-0.h"
@@ -193,6 +195,47 @@ __attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int6
     }
 }
 
+// The nibble formats repacked at load for the avx512 level's lanes, whose layouts this level takes too
+// (quant/q4-1-x16.h; quant/q4-0-x16.h, Q4_0's and IQ4_NL's): where block b of a 16-row group keeps its 4 lines of
+// qs (line k: bytes 4k .. 4k + 3 of every row's qs), its 16 F16 scales and, for Q4_1, its 16 F16 minimums.
+template <typename Block>
+struct x16_source {   // Q4_0 and IQ4_NL: two blocks a group entry
+    using group = quant::block_q4_0_x16;
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint16_t * m(const group *, int64_t) { return nullptr; }
+};
+template <>
+struct x16_source<quant::block_q4_1> {
+    using group = quant::block_q4_1_x16;
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
+    static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
+};
+
+// A 16-row group repacked at load for a nibble format, nb blocks at g, as the tiles read it (group, mins: as
+// prepare_group leaves them). Line k's low nibbles are elements 4k .. 4k + 3 of the 16 rows and its high ones 16 +
+// 4k .. 16 + 4k + 3, so B tile rows k and 4 + k are its nibbles split — no transpose, where the GGUF rows take
+// nibble_tile's. Opaque to GCC's interprocedural analysis: NOTE(amx-noipa).
+template <typename Block>
+__attribute__((noipa)) void prepare_repacked_group(const char * w, int64_t nb, block_q8_0_x16 * group, uint16_t * mins) {
+    using source = x16_source<Block>;
+    const auto * g = reinterpret_cast<const typename source::group *>(w);
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        block_q8_0_x16 & pair = group[b / k_pair];
+        const int h = int(b % k_pair);
+        std::memcpy(pair.d[h], source::d(g, b), sizeof pair.d[h]);
+        if constexpr (k_has_min<Block>) std::memcpy(mins + b * k_rows, source::m(g, b), k_rows * sizeof(uint16_t));
+        auto * tile = reinterpret_cast<uint8_t *>(pair.qs[h]);
+        for (int k = 0; k < 4; ++k) {
+            const __m512i q = _mm512_loadu_si512(source::line(g, b, k));
+            _mm512_store_si512(tile + 64 * k, nibble_levels<Block>(_mm512_and_si512(q, low4)));
+            _mm512_store_si512(tile + 64 * (4 + k), nibble_levels<Block>(_mm512_and_si512(_mm512_srli_epi16(q, 4), low4)));
+        }
+    }
+}
+
 // NOTE(amx-prefetch): the tiles wait on the weights whenever a row group is not reused across many token groups
 // — decode, and the 16-token steps of 16 streams — and one sequential stream per core did not keep enough reads
 // in flight. So every product also asks for the same block of the next group of 16 rows (whose copy follows
@@ -295,9 +338,10 @@ void row_group(const block_q8_0_x16 * group, const uint16_t * mins, int64_t nb, 
 
 // Rows r0..r1 x every token (kernels/amx/passes.h amx_rows). Block is the weights' block type, or block_q8_0_x16
 // for Q8_0 repacked at load (read in place; r0 and r1 - r0 multiples of 16); the other formats are converted to
-// that layout per pass and group, and batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of
-// the same numerics (Simd) instead, as the conversion would cost them more than the tiles save.
-template <typename Block, matmul_rows_kernel * Simd, matmul_rows_kernel * Reference>
+// that layout per pass and group — from the GGUF rows, or with Repacked from their own 16-row layout (Q4_1, Q4_0,
+// IQ4_NL: prepare_repacked_group) — and batches of fewer than k_amx_min_tokens tokens take the AVX-512 kernel of
+// the same numerics and layout (Simd) instead, as the conversion would cost them more than the tiles save.
+template <typename Block, matmul_rows_kernel * Simd, matmul_rows_kernel * Reference, bool Repacked = false>
 void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
           int64_t ldy) {
     constexpr bool in_place = std::is_same_v<Block, block_q8_0_x16>;
@@ -319,7 +363,10 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
             } else {
                 auto * converted = reinterpret_cast<block_q8_0_x16 *>(scratch);
                 uint16_t * converted_mins = min ? reinterpret_cast<uint16_t *>(scratch + pairs_bytes) : nullptr;
-                prepare_group<Block>(wg, wb, m, nb, converted, converted_mins);
+                if constexpr (Repacked)
+                    prepare_repacked_group<Block>(wg, nb, converted, converted_mins);
+                else
+                    prepare_group<Block>(wg, wb, m, nb, converted, converted_mins);
                 group = converted;
                 mins = converted_mins;
             }
@@ -337,5 +384,8 @@ TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, rows<quant::block_iq4_nl, TM_AMX_SIMD_LEVEL:
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1, rows<quant::block_q4_1, TM_AMX_SIMD_LEVEL::matmul_q4_1, block_step_ref::matmul_q4_1>)
 TM_MATMUL_ROWS_ENTRY(matmul_q5_1, rows<quant::block_q5_1, TM_AMX_SIMD_LEVEL::matmul_q5_1, block_step_ref::matmul_q5_1>)
 TM_MATMUL_ROWS_ENTRY(matmul_q8_0_x16, rows<block_q8_0_x16, nullptr, block_step_ref::matmul_q8_0_x16>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, rows<quant::block_q4_1, TM_AMX_SIMD_LEVEL::matmul_q4_1_x16, block_step_ref::matmul_q4_1_x16, true>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, rows<quant::block_q4_0, TM_AMX_SIMD_LEVEL::matmul_q4_0_x16, block_step_ref::matmul_q4_0_x16, true>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl_x16, rows<quant::block_iq4_nl, TM_AMX_SIMD_LEVEL::matmul_iq4_nl_x16, block_step_ref::matmul_iq4_nl_x16, true>)
 
 } // namespace tmill::kernels::TM_AMX_LEVEL

@@ -19,11 +19,12 @@ void fill(kernel_table & t) {
     t.matmul_q6_k = matmul_q6_k;
     // Its Q6_K tiles read the GGUF rows (matmul-q6-k.cpp), so Q6_K is not repacked for this level.
     t.q6_k_x16 = false;
-    // So do its Q4_1, Q4_0 and IQ4_NL tiles (matmul-q8-0.cpp), and Q5_0 keeps its avx512 kernel of the GGUF rows:
-    // those are not repacked for this level either.
-    t.q4_1_x16 = false;
-    t.q4_0_x16 = false;
-    t.q5_0_x16 = false;
+    // Q4_1, Q4_0 and IQ4_NL keep the avx512 level's 16-row layouts: fewer than k_amx_min_tokens tokens take its
+    // lanes, more the tiles, converted from the layout (matmul-q8-0.cpp). Q5_0, which has no tiles, keeps that
+    // level's layout and kernels whole (the flag and entry its fill left).
+    t.matmul_q4_1_x16 = matmul_q4_1_x16;
+    t.matmul_q4_0_x16 = matmul_q4_0_x16;
+    t.matmul_iq4_nl_x16 = matmul_iq4_nl_x16;
 }
 
 #if defined(TM_KERNELS_AMX_EMULATED)
