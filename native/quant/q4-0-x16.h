@@ -1,5 +1,5 @@
 // Q4_0 and IQ4_NL rows (the same 18-byte block: an F16 scale and 16 bytes of nibbles, element j < 16 the low nibble
-// of qs[j], element j + 16 the high one) repacked 16 at a time for the AVX-512 levels (docs/kernels.md, "Q4_1, Q4_0,
+// of qs[j], element j + 16 the high one) repacked 16 at a time for the AVX-512 and avx2 levels (docs/kernels.md, "Q4_1, Q4_0,
 // IQ4_NL and Q5_0 repacked at load"): one block_q4_0_x16 holds blocks 2h and 2h + 1 of 16 consecutive rows, each
 // block's nibbles interleaved so that one 64-byte load carries the same 4 bytes of qs of every row, a row per
 // int32 lane (as quant/q4-1-x16.h, NOTE(nibble-x16)), after the 32 F16 scales of both. Two blocks make 576 bytes, 9

@@ -1,4 +1,4 @@
-// Q4_1 rows repacked 16 at a time for the AVX-512 levels (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked
+// Q4_1 rows repacked 16 at a time for the AVX-512 and avx2 levels (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked
 // at load"): one block_q4_1_x16 holds block b of 16 consecutive rows, their nibbles interleaved so that one 64-byte
 // load carries the same 4 bytes of qs of every row, a row per int32 lane — its low nibbles are elements 4k .. 4k + 3
 // of the 16 rows, its high nibbles elements 16 + 4k .. 16 + 4k + 3, each one vpdpbusd against the token's quad with

@@ -602,17 +602,22 @@ TM_TEST("kernels: Q4_1 and Q5_1 matmuls over many tokens give each level's one-t
 
 namespace {
 
-// Every level's kernel for a 16-row layout (the table member layout_kernel) on rows packed that way, p_row bytes a
-// row, against want's bits: 1 to 4 tokens a tile and the cache-blocked walk for more, over all the rows and over
-// whole groups [16, 80).
+// Level l's kernel for a 16-row layout (the table member layout_kernel) on rows packed that way, p_row bytes a row,
+// against want's bits: 1 to 4 tokens a tile and the walks for more, over all the rows and over whole groups [16, 80).
+void check_x16_level(const tm_test::kernel_level & l, matmul_rows_kernel * kernel_table::*layout_kernel, const std::vector<uint8_t> & packed,
+                     size_t p_row, const std::vector<uint8_t> & xa, size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
+    const int bad = many_token_mismatches(l.table.*layout_kernel, packed, p_row, xa, x_row, n_in, n_out, want,
+                                          {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 40, 300}, 16, 80);
+    if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the expected bits\n", l.name, bad);
+    CHECK_EQ(bad, 0);
+}
+
+// Every level's kernel for a 16-row layout against want's bits (check_x16_level).
 void check_x16_levels(matmul_rows_kernel * kernel_table::*layout_kernel, const std::vector<uint8_t> & packed, size_t p_row,
                       const std::vector<uint8_t> & xa, size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
     int64_t compared = 0;
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
-        const int bad = many_token_mismatches(l.table.*layout_kernel, packed, p_row, xa, x_row, n_in, n_out, want,
-                                              {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 40, 300}, 16, 80);
-        if (bad) std::fprintf(stderr, "    %s: %d outputs differ from the reference\n", l.name, bad);
-        CHECK_EQ(bad, 0);
+        check_x16_level(l, layout_kernel, packed, p_row, xa, x_row, n_in, n_out, want);
         ++compared;
     }
     CHECK(compared >= 1);
@@ -640,25 +645,50 @@ void check_x16_hw_stream(matmul_rows_kernel * kernel_table::*layout_kernel, matm
     CHECK(kernels_for(isa_level::avx512, cpu_vendor::other).*layout_kernel != real);
 }
 
-// What the tests of the layouts the avx512 levels ask for (the table's flag `asks`; with amx_too the AMX levels as
-// well) check beyond their own round trip: only those levels ask; every level's kernel for the layout (the member
-// layout_kernel) gives want's bits (check_x16_levels); through matmul_prepared_many so does the machine's table on a
-// 2-thread pool for 1, 3 and 16 tokens; and a repacked weight whose rows are not whole groups is refused.
-void check_avx512_x16_layout(bool kernel_table::*asks, bool amx_too, matmul_rows_kernel * kernel_table::*layout_kernel, ggml_type type,
-                             weight_layout layout, const std::vector<uint8_t> & packed, size_t p_row, const std::vector<uint8_t> & xa,
-                             size_t x_row, int64_t n_in, int64_t n_out, const std::vector<float> & want) {
+// Which levels ask for a 16-row layout of 32-element blocks: the AVX-512 levels, with the AMX ones or without them,
+// and avx2 for the nibble formats it has lanes of (kernels/simd/avx2-nibble-x16.h).
+struct x16_askers {
+    bool amx;
+    bool avx2;
+    bool ask(const std::string & level) const {
+        if (level == "avx2") return avx2;
+        return level.rfind("avx512", 0) == 0 && (amx || level.find("amx") == std::string::npos);
+    }
+};
+
+// What the tests of those layouts check beyond their own round trip: exactly the askers ask (the table's flag
+// `asks`); a level that asks gives with its kernel of the layout (the member layout_kernel) the bits of its kernel of
+// the GGUF rows w (the member rows_kernel; those of the AVX-512 levels are block_step's, want), 1 to 4 tokens a tile
+// and the walks for more, over all the rows and whole groups [16, 80); every other level's entry of the layout is
+// the block-step reference (want); through matmul_prepared_many the machine's table gives the same bits (its own of
+// the GGUF rows where it asks, else want) on a 2-thread pool for 1, 3 and 16 tokens; and a repacked weight whose rows are not whole groups is refused.
+void check_x16_layout(bool kernel_table::*asks, x16_askers askers, matmul_rows_kernel * kernel_table::*layout_kernel,
+                      matmul_rows_kernel * kernel_table::*rows_kernel, ggml_type type, weight_layout layout, const std::vector<uint8_t> & packed,
+                      size_t p_row, const std::vector<uint8_t> & w, size_t w_row, const std::vector<uint8_t> & xa, size_t x_row, int64_t n_in,
+                      int64_t n_out, int64_t max_tok, const std::vector<float> & want) {
+    const auto rows_bits = [&](const kernel_table & t, int64_t n_tok) {
+        std::vector<float> y(size_t(n_out * n_tok));
+        (t.*rows_kernel)(w.data(), w_row, xa.data(), x_row, n_tok, n_in, 0, n_out, y.data(), n_out);
+        return y;
+    };
+    int64_t compared = 0;
     for (const tm_test::kernel_level & l : tm_test::kernel_levels()) {
         const std::string name = l.name;
-        const bool amx = name.find("amx") != std::string::npos;
-        CHECK_EQ(l.table.*asks, name.rfind("avx512", 0) == 0 && (amx_too || !amx));
+        const bool asking = askers.ask(name);
+        CHECK_EQ(l.table.*asks, asking);
+        const std::vector<float> level_want = asking ? rows_bits(l.table, max_tok) : want;
+        if (name.rfind("avx512", 0) == 0) CHECK(std::memcmp(level_want.data(), want.data(), want.size() * sizeof(float)) == 0);
+        check_x16_level(l, layout_kernel, packed, p_row, xa, x_row, n_in, n_out, level_want);
+        ++compared;
     }
-    check_x16_levels(layout_kernel, packed, p_row, xa, x_row, n_in, n_out, want);
+    CHECK(compared >= 1);
     thread_pool pool(2);
     for (int64_t n_tok : {1, 3, 16}) {
         std::vector<float> y_x16(size_t(n_out * n_tok));
         const matmul_part x16{type, packed.data(), n_out, y_x16.data(), layout};
         matmul_prepared_many(pool, kernels_get(), &x16, 1, n_in, xa.data(), n_tok);
-        CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
+        if (kernels_get().*asks) CHECK(y_x16 == rows_bits(kernels_get(), n_tok));
+        else CHECK(std::memcmp(y_x16.data(), want.data(), y_x16.size() * sizeof(float)) == 0);
     }
     std::vector<float> y_partial(static_cast<size_t>(n_out));
     const matmul_part partial{type, packed.data(), n_out - 8, y_partial.data(), layout};
@@ -759,8 +789,8 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q6_k(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    check_avx512_x16_layout(&kernel_table::q6_k_x16, false, &kernel_table::matmul_q6_k_x16, ggml_type::q6_k, weight_layout::q6_k_x16, packed, p_row,
-                            xa, x_row, n_in, n_out, want);
+    check_x16_layout(&kernel_table::q6_k_x16, {false, false}, &kernel_table::matmul_q6_k_x16, &kernel_table::matmul_q6_k, ggml_type::q6_k,
+                     weight_layout::q6_k_x16, packed, p_row, w, w_row, xa, x_row, n_in, n_out, max_tok, want);
     check_x16_hw_stream(&kernel_table::matmul_q6_k_x16, avx512::matmul_q6_k_x16_hw_stream, avx512_emulated::matmul_q6_k_x16_hw_stream,
                         packed, p_row, xa, x_row, n_in, n_out, want);
     if (cpu_features_get().avx512) CHECK(kernels_for(isa_level::avx512, cpu_vendor::intel).matmul_q6_k_x16 == avx512::matmul_q6_k_x16);
@@ -768,15 +798,16 @@ TM_TEST("kernels: Q6_K rows repacked 16 at a time give the block step's bits at 
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_k, weight_layout::q6_k_x16), invalid_argument);
 }
 
-// Q4_1 repacked 16 rows at a time at load for the avx512 level (quant/q4-1-x16.h): the repacking gives the file's
-// blocks back bit for bit, and every level's matmul_q4_1_x16 — the avx512 level's lanes, 1 to 16 tokens, and its
-// prompt tile on panels decoded from the groups for more (NOTE(nibble-x16)); elsewhere the reference — gives the
-// block step's bits (block_step_ref::matmul_q4_1 on the GGUF rows) for every token count (a partial 16-token group,
+// Q4_1 repacked 16 rows at a time at load for the AVX-512 and avx2 levels (quant/q4-1-x16.h): the repacking gives the
+// file's blocks back bit for bit, and every level's matmul_q4_1_x16 — the avx512 level's lanes, 1 to 16 tokens, and its
+// prompt tile on panels decoded from the groups for more (NOTE(nibble-x16)), the AMX tiles from 16 tokens on, avx2's
+// transposed accumulators in llama.cpp's order (NOTE(nibble-x16-avx2)); elsewhere the reference — gives its level's
+// bits of the GGUF rows (on the AVX-512 levels block_step_ref::matmul_q4_1's) for every token count (a partial 16-token group,
 // more than one pass of 256 tokens) and every range of whole groups (panels that start at 16 rows and grow), with
 // blocks at both ends of the levels (every nibble 15 or 0, the largest scales and minimums) against activations at
-// -127 and +127; only the AVX-512 levels ask for the layout (the AMX ones taking it on tiles from 16 tokens on);
-// through matmul_prepared_many a repacked weight gives the same bits on a 2-thread pool.
-TM_TEST("kernels: Q4_1 rows repacked 16 at a time give the block step's bits at every level") {
+// -127 and +127; only those levels ask for the layout; through matmul_prepared_many a repacked weight gives the same
+// bits on a 2-thread pool.
+TM_TEST("kernels: Q4_1 rows repacked 16 at a time give each level's bits of the GGUF rows") {
     std::mt19937 rng(4116);
     const int64_t n_in = 32 * 13, n_out = 96, max_tok = 300, nb = n_in / quant::qk4_1;
     const size_t x_row = quant::row_bytes(ggml_type::q8_1, n_in), w_row = quant::row_bytes(ggml_type::q4_1, n_in);
@@ -805,21 +836,20 @@ TM_TEST("kernels: Q4_1 rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q4_1(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    check_avx512_x16_layout(&kernel_table::q4_1_x16, true, &kernel_table::matmul_q4_1_x16, ggml_type::q4_1, weight_layout::q4_1_x16, packed, w_row,
-                            xa, x_row, n_in, n_out, want);
+    check_x16_layout(&kernel_table::q4_1_x16, {true, true}, &kernel_table::matmul_q4_1_x16, &kernel_table::matmul_q4_1, ggml_type::q4_1,
+                     weight_layout::q4_1_x16, packed, w_row, w, w_row, xa, x_row, n_in, n_out, max_tok, want);
     // A type the layout does not hold is refused.
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_0, weight_layout::q4_1_x16), invalid_argument);
 }
 
-// Q4_0 and IQ4_NL repacked 16 rows at a time at load for the avx512 level (quant/q4-0-x16.h, two blocks a group
-// entry): as the Q4_1 test above — the blocks back bit for bit, every level's entry of the layout (the avx512 lanes
-// up to 16 tokens, the prompt tile on panels decoded from the groups or the AMX tiles for more; elsewhere the
-// reference) against
-// the block step's bits on the GGUF rows (every nibble 15 or 0: Q4_0's levels 7 and -8, IQ4_NL's 113 and -127,
-// at the largest scale, against activations at -127 and +127), only the AVX-512 levels asking for the layout, the
-// same bits through matmul_prepared_many, and a width that is not whole block pairs or a type the layout does
-// not hold refused.
-TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step's bits at every level") {
+// Q4_0 and IQ4_NL repacked 16 rows at a time at load for the AVX-512 and avx2 levels (quant/q4-0-x16.h, two blocks a
+// group entry): as the Q4_1 test above — the blocks back bit for bit, every level's entry of the layout (the avx512
+// lanes up to 16 tokens, the prompt tile on panels decoded from the groups or the AMX tiles for more, avx2's
+// transposed accumulators; elsewhere the reference) against its level's bits of the GGUF rows (every nibble 15 or 0:
+// Q4_0's levels 7 and -8, IQ4_NL's 113 and -127, at the largest scale, against activations at -127 and +127), only
+// those levels asking for the layout, the same bits through matmul_prepared_many, and a width that is not whole
+// block pairs or a type the layout does not hold refused.
+TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give each level's bits of the GGUF rows") {
     std::mt19937 rng(4016);
     const int64_t n_in = 32 * 14, n_out = 96, max_tok = 300, nb = n_in / quant::qk4_0;
     const size_t x_row = quant::row_bytes(ggml_type::q8_0, n_in);
@@ -829,9 +859,10 @@ TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step
         ggml_type type;
         matmul_rows_kernel * reference;
         matmul_rows_kernel * kernel_table::*entry;
+        matmul_rows_kernel * kernel_table::*rows;
     };
-    for (const kind & k : {kind{ggml_type::q4_0, block_step_ref::matmul_q4_0, &kernel_table::matmul_q4_0_x16},
-                           kind{ggml_type::iq4_nl, block_step_ref::matmul_iq4_nl, &kernel_table::matmul_iq4_nl_x16}}) {
+    for (const kind & k : {kind{ggml_type::q4_0, block_step_ref::matmul_q4_0, &kernel_table::matmul_q4_0_x16, &kernel_table::matmul_q4_0},
+                           kind{ggml_type::iq4_nl, block_step_ref::matmul_iq4_nl, &kernel_table::matmul_iq4_nl_x16, &kernel_table::matmul_iq4_nl}}) {
         const size_t w_row = quant::row_bytes(k.type, n_in);
         std::vector<uint8_t> w = make_weights(k.type, n_out, n_in, rng);
         for (int64_t r : {0, 5, 17, 95, 40, 63})
@@ -855,7 +886,8 @@ TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give the block step
 
         std::vector<float> want(size_t(n_out * max_tok));
         k.reference(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-        check_avx512_x16_layout(&kernel_table::q4_0_x16, true, k.entry, k.type, weight_layout::q4_0_x16, packed, w_row, xa, x_row, n_in, n_out, want);
+        check_x16_layout(&kernel_table::q4_0_x16, {true, true}, k.entry, k.rows, k.type, weight_layout::q4_0_x16, packed, w_row, w, w_row, xa, x_row,
+                         n_in, n_out, max_tok, want);
         thread_pool pool(1);
         std::vector<float> y_odd(static_cast<size_t>(n_out));
         const matmul_part odd{k.type, packed.data(), n_out, y_odd.data(), weight_layout::q4_0_x16};
@@ -898,8 +930,8 @@ TM_TEST("kernels: Q5_0 rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q5_0(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    check_avx512_x16_layout(&kernel_table::q5_0_x16, true, &kernel_table::matmul_q5_0_x16, ggml_type::q5_0, weight_layout::q5_0_x16, packed, w_row,
-                            xa, x_row, n_in, n_out, want);
+    check_x16_layout(&kernel_table::q5_0_x16, {true, false}, &kernel_table::matmul_q5_0_x16, &kernel_table::matmul_q5_0, ggml_type::q5_0,
+                     weight_layout::q5_0_x16, packed, w_row, w, w_row, xa, x_row, n_in, n_out, max_tok, want);
     thread_pool pool(1);
     std::vector<float> y_odd(static_cast<size_t>(n_out));
     const matmul_part odd{ggml_type::q5_0, packed.data(), n_out, y_odd.data(), weight_layout::q5_0_x16};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/hsum.h"
+#include "kernels/simd/avx2-nibble-x16.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"

@@ -151,6 +151,11 @@ TM_MATMUL_ROWS_ENTRY(matmul_q5_1, int8_block_rows<int_dots, quant::block_q5_1, q
                                                   isa::q4_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, int8_block_rows<int_dots, quant::block_iq4_nl, q32_kernel<int8_format<quant::block_iq4_nl>>::of,
                                                     isa::q8_rows_one, isa::q4_rows_many>)
+#if defined(TM_KERNELS_AVX2)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, nibble_x16_avx2::rows<nibble_x16_avx2::q4_1_layout>)
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, nibble_x16_avx2::rows<nibble_x16_avx2::q4_0_layout>)
+TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl_x16, nibble_x16_avx2::rows<nibble_x16_avx2::iq4_nl_layout>)
+#endif
 #if defined(TM_KERNELS_AVX512_X16)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, nibble_x16_avx512::rows<nibble_x16_avx512::q4_1_layout>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, nibble_x16_avx512::rows<nibble_x16_avx512::q4_0_layout>)

@@ -1,0 +1,240 @@
+// The avx2 level's kernels for Q4_1 (quant/q4-1-x16.h, against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h, against
+// Q8_0) on rows repacked 16 at a time, in llama.cpp's order (NOTE(q8-matmul)): bit for bit the level's tiles of the
+// GGUF rows (matmul-q32.cpp), whatever the token count. Included by avx2-int-dots.h only; internal linkage as
+// tiling.h.
+//
+// NOTE(nibble-x16-avx2): why. On the GGUF rows one token's tile takes a (row, block) at a time: the 32 nibbles
+// unpacked, |w| and x signed by w, the scale product formed from two scalar F16 conversions and broadcast, Q4_1's
+// minimum in a scalar chain — about 19 vector operations per 20 bytes of weights, so SmolLM2-135M Q4_1 decoded at
+// a third of the read bandwidth on this level. Here a ymm holds 8 rows of the group: a 32-byte half of a line is
+// one quad of qs of 8 rows, its low nibbles the int32 lane k of llama.cpp's 8-lane accumulator (elements 4k ..
+// 4k + 3) of every row and its high nibbles lane 4 + k, so an accumulator per lane, a row per element, is
+// llama.cpp's accumulator transposed: each element sees the same FMA (the same F32 scale product, the same exact
+// lane sum) in the same block order, and the final sum of the 8 lane accumulators, element by element, is
+// hsum8's order. The token's quad is one broadcast; the 8 rows' scale products one conversion and one multiply,
+// Q4_1's minimums one conversion, multiply and add; the unsigned nibbles go straight into maddubs (no signs):
+// about 6 operations per row and block. One token takes the group's 16 rows in one pass, 16 accumulators of which
+// the compiler keeps half in memory; two passes of 8 rows, all accumulators in registers and the second pass from
+// L1, were faster in L2 but read memory in bursts (the first pass) that left decode at half the read bandwidth (AMD
+// EPYC, `TOKENMILL_ISA=avx2`, through Engine: a TinyLlama-shape Q4_1 model 26 against 45 tok/s). Two to 4 tokens
+// share each line's unpacking in two passes of 8 rows over each chunk of k_chunk_blocks blocks, with fewer lines per
+// pass so that the accumulators stay in registers (at most 8, and Q4_1's per-token minimum sums beside them).
+#pragma once
+
+#include "kernels/tiling.h"
+#include "quant/iq4-nl.h"
+#include "quant/q4-0-x16.h"
+#include "quant/q4-1-x16.h"
+#include "quant/q8-0.h"
+#include "quant/q8-1.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace tmill::kernels {
+namespace {
+namespace nibble_x16_avx2 {
+
+using quant::k_x16_rows;
+
+constexpr int k_half_rows = 8;    // rows of a ymm of int32 lanes
+constexpr int k_lines = 4;        // 64-byte lines of qs per block, each holding two quads of elements
+constexpr int k_max_tokens = 4;   // tokens per pass over a group
+
+// A layout L gives: group, act (the activations' block), has_min, line(g, b, k) (line k of block b's qs, 16 rows x 4
+// bytes), d(g, b) and m(g, b) (the 16 rows' F16 scales and, with has_min, minimums) and lanes(n, xq): the exact int32
+// lane sums of 8 rows' quads of unsigned nibbles n (bytes 0 .. 15) against the token's quad xq (broadcast) — the
+// sums the level's tiles form from the decoded weights (int_dots), formed here without decoding where that is exact.
+// Q4_1: the weight is the nibble, at most 2 * 15 * 127 a pair, so maddubs takes it unsigned.
+struct q4_1_layout {
+    using group = quant::block_q4_1_x16;
+    using act = quant::block_q8_1;
+    static constexpr bool has_min = true;
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
+    static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
+    static __m256i lanes(__m256i n, __m256i xq) { return _mm256_madd_epi16(_mm256_maddubs_epi16(n, xq), _mm256_set1_epi16(1)); }
+};
+// Q4_0: the weight n - 8, its pair sums n * x less 8 * x (int_dots::q4_lanes).
+struct q4_0_layout {
+    using group = quant::block_q4_0_x16;
+    using act = quant::block_q8_0;
+    static constexpr bool has_min = false;
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint16_t * m(const group *, int64_t) { return nullptr; }
+    static __m256i lanes(__m256i n, __m256i xq) {
+        const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(n, xq), _mm256_maddubs_epi16(_mm256_set1_epi8(8), xq));
+        return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+    }
+};
+// IQ4_NL: the weight the table's level (a byte shuffle), signed: |w| against x signed by w (int_dots::q8_lanes).
+struct iq4_nl_layout : q4_0_layout {
+    static __m256i lanes(__m256i n, __m256i xq) {
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values)));
+        const __m256i w = _mm256_shuffle_epi8(table, n);
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w)), _mm256_set1_epi16(1));
+    }
+};
+
+// Quad k (bytes 4k .. 4k + 3) of a token's block, in every int32 lane.
+inline __m256i token_quad(const int8_t * qs, int k) {
+    int32_t v;
+    std::memcpy(&v, qs + 4 * k, sizeof v);
+    return _mm256_set1_epi32(v);
+}
+
+// Blocks [b0, b1) of lines [k0, k0 + Lines) of rows 8h .. 8h + 7 of the group g against T tokens (x, rows xb bytes
+// apart), in block order, continuing the accumulators: lane[k][t] (elements 4k .. 4k + 3) and lane[4 + k][t] (16 +
+// 4k ..) of each row, a row per element; with k0 = 0 and a minimum, also each row's sum of m_w * s_x per token in
+// mins[t].
+template <typename L, int T, int Lines>
+void pass(const typename L::group * g, int64_t b0, int64_t b1, const char * x, size_t xb, int h, int k0,
+          __m256 (&lane)[2 * k_lines][T], __m256 (&mins)[T]) {
+    using A = typename L::act;
+    __m256 acc[2 * Lines][T], msum[T];
+    for (int t = 0; t < T; ++t) {
+        msum[t] = mins[t];
+        for (int j = 0; j < Lines; ++j) {
+            acc[2 * j][t] = lane[k0 + j][t];
+            acc[2 * j + 1][t] = lane[k_lines + k0 + j][t];
+        }
+    }
+    const bool with_min = L::has_min && k0 == 0;
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = b0; b < b1; ++b) {
+        const A * xs[T];
+        __m256 scale[T];
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::d(g, b) + k_half_rows * h)));
+        for (int t = 0; t < T; ++t) {
+            xs[t] = reinterpret_cast<const A *>(x + size_t(t) * xb) + b;
+            scale[t] = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xs[t]->d)));
+        }
+        if constexpr (L::has_min) {
+            if (with_min) {
+                const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::m(g, b) + k_half_rows * h)));
+                for (int t = 0; t < T; ++t) msum[t] = _mm256_add_ps(msum[t], _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(xs[t]->s))));
+            }
+        }
+        for (int j = 0; j < Lines; ++j) {
+            const int k = k0 + j;
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::line(g, b, k) + 4 * k_half_rows * h));
+            const __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            for (int t = 0; t < T; ++t) {
+                acc[2 * j][t] = _mm256_fmadd_ps(scale[t], _mm256_cvtepi32_ps(L::lanes(lo, token_quad(xs[t]->qs, k))), acc[2 * j][t]);
+                acc[2 * j + 1][t] = _mm256_fmadd_ps(scale[t], _mm256_cvtepi32_ps(L::lanes(hi, token_quad(xs[t]->qs, k_lines + k))), acc[2 * j + 1][t]);
+            }
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        for (int j = 0; j < Lines; ++j) {
+            lane[k0 + j][t] = acc[2 * j][t];
+            lane[k_lines + k0 + j][t] = acc[2 * j + 1][t];
+        }
+        if (with_min) mins[t] = msum[t];
+    }
+}
+
+// Blocks a chunk of group_rows takes through all its passes before the next: the chunk's lines stay in L1, and the
+// group is read from memory once, in order. With whole groups a pass, the first pass read one line in four from
+// memory and the later ones missed the rest: 4 streams of a TinyLlama-shape Q4_0 model ran ~15 % slower than on the
+// GGUF rows. Chunks of 8 against 4 and 16 (AMD EPYC, `TOKENMILL_ISA=avx2`, through Engine): that model's 4 streams
+// 40-42 tok/s against 46-47 and 35-36; SmolLM2-135M Q4_1's 256-token prompt 590-650 against 575-630 and ~595, its 16
+// streams 345-360 against 300-350 and 305-315 — the accumulators' round trips between passes cost a small model's
+// rows more than the stream order gains.
+constexpr int64_t k_chunk_blocks = 8;
+
+// The 16 rows of group g x T (2 to 4) tokens: y[t * ldy + r]. Chunk by chunk, per half, the passes of Lines lines;
+// then each row's lanes summed in hsum8's order, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), plus its
+// minimums' sum.
+template <typename L, int T, int Lines>
+void group_rows(const typename L::group * g, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy) {
+    constexpr int halves = k_x16_rows / k_half_rows;
+    __m256 lane[halves][2 * k_lines][T], mins[halves][T];
+    for (int h = 0; h < halves; ++h)
+        for (int t = 0; t < T; ++t) {
+            mins[h][t] = _mm256_setzero_ps();
+            for (int j = 0; j < 2 * k_lines; ++j) lane[h][j][t] = _mm256_setzero_ps();
+        }
+    for (int64_t b0 = 0; b0 < nb; b0 += k_chunk_blocks) {
+        const int64_t b1 = std::min(nb, b0 + k_chunk_blocks);
+        for (int h = 0; h < halves; ++h)
+            for (int k0 = 0; k0 < k_lines; k0 += Lines) pass<L, T, Lines>(g, b0, b1, x, xb, h, k0, lane[h], mins[h]);
+    }
+    for (int h = 0; h < halves; ++h)
+        for (int t = 0; t < T; ++t) {
+            const auto & l = lane[h];
+            const __m256 even = _mm256_add_ps(_mm256_add_ps(l[0][t], l[4][t]), _mm256_add_ps(l[2][t], l[6][t]));
+            const __m256 odd = _mm256_add_ps(_mm256_add_ps(l[1][t], l[5][t]), _mm256_add_ps(l[3][t], l[7][t]));
+            _mm256_storeu_ps(y + t * ldy + k_half_rows * h, _mm256_add_ps(_mm256_add_ps(even, odd), mins[h][t]));
+        }
+}
+
+// One token x the 16 rows of group g (y[r]) in one pass over its blocks (NOTE(nibble-x16-avx2)): the two halves'
+// lanes are 16 accumulators, half of them in memory.
+template <typename L>
+void group_one_token(const typename L::group * g, int64_t nb, const char * x, float * y) {
+    using A = typename L::act;
+    __m256 acc[2][2 * k_lines], msum[2];
+    for (int h = 0; h < 2; ++h) {
+        msum[h] = _mm256_setzero_ps();
+        for (int j = 0; j < 2 * k_lines; ++j) acc[h][j] = _mm256_setzero_ps();
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const A * xb = reinterpret_cast<const A *>(x) + b;
+        const __m256 dx = _mm256_set1_ps(_cvtsh_ss(xb->d));
+        for (int h = 0; h < 2; ++h) {
+            const __m256 scale = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::d(g, b) + k_half_rows * h))), dx);
+            if constexpr (L::has_min) {
+                const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::m(g, b) + k_half_rows * h)));
+                msum[h] = _mm256_add_ps(msum[h], _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(xb->s))));
+            }
+            for (int k = 0; k < k_lines; ++k) {
+                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::line(g, b, k) + 4 * k_half_rows * h));
+                const __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+                acc[h][k] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(L::lanes(lo, token_quad(xb->qs, k))), acc[h][k]);
+                acc[h][k_lines + k] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(L::lanes(hi, token_quad(xb->qs, k_lines + k))), acc[h][k_lines + k]);
+            }
+        }
+    }
+    for (int h = 0; h < 2; ++h) {
+        const auto & l = acc[h];
+        const __m256 even = _mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6]));
+        const __m256 odd = _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7]));
+        _mm256_storeu_ps(y + k_half_rows * h, _mm256_add_ps(_mm256_add_ps(even, odd), msum[h]));
+    }
+}
+
+// The matmul_rows_kernel of layout L: rows [r0, r1) (multiples of 16) x tokens [0, n_tok), cache blocked as the
+// tiles of the GGUF rows are (NOTE(tiling)), each group's tokens 4 at a time.
+template <typename L>
+void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
+          int64_t ldy) {
+    const int64_t nb = n_in / quant::qk8_0;
+    const char * wc = static_cast<const char *>(w);
+    const char * xc = static_cast<const char *>(x);
+    cache_blocks(wb, xb, n_tok, r0, r1, k_x16_rows, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
+        for (int64_t r = p0; r < p1; r += k_x16_rows) {
+            const auto * g = reinterpret_cast<const typename L::group *>(wc + size_t(r) * wb);
+            for (int64_t t = t0; t < t1; t += k_max_tokens) {
+                const char * xt = xc + size_t(t) * xb;
+                float * yt = y + t * ldy + r;
+                switch (std::min<int64_t>(k_max_tokens, t1 - t)) {
+                    case 1: group_one_token<L>(g, nb, xt, yt); break;
+                    case 2: group_rows<L, 2, 2>(g, nb, xt, xb, yt, ldy); break;
+                    case 3: group_rows<L, 3, 1>(g, nb, xt, xb, yt, ldy); break;
+                    default: group_rows<L, 4, 1>(g, nb, xt, xb, yt, ldy); break;
+                }
+            }
+        }
+    });
+}
+
+} // namespace nibble_x16_avx2
+} // namespace
+} // namespace tmill::kernels
