@@ -1,7 +1,8 @@
 // Matmul rows for the 32-element block formats, once per ISA: Q8_0, Q4_0, Q5_0 and IQ4_NL against Q8_0
 // activations, Q4_1 and Q5_1 against Q8_1. On AVX-512 all six take the block-step kernels instead
 // (avx512-block-step.h, NOTE(block-step-avx512); avx512-block-step-min.h, NOTE(block-step-min); through
-// int8_block_rows); the tiles below serve the AVX2 level.
+// int8_block_rows); the tiles below serve the AVX2 level on the GGUF rows, and its Q4_1, Q4_0 and IQ4_NL rows repacked at
+// load take avx2-nibble-x16.h's kernels of the same bits (NOTE(nibble-x16-avx2)).
 //
 // NOTE(q8-matmul): llama.cpp's order, the AVX2 level's (and the baseline's, block by block): one 8-lane float
 // accumulator per (row, token) pair; block b adds (d_w * d_x) times the block's int32 lane sums
