@@ -201,16 +201,16 @@ __attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int6
 template <typename Block>
 struct x16_source {   // Q4_0 and IQ4_NL: two blocks a group entry
     using group = quant::block_q4_0_x16;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
-    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_0_x16_line(g, b, k); }
+    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_0_x16_d(g, b); }
     static const uint16_t * m(const group *, int64_t) { return nullptr; }
 };
 template <>
 struct x16_source<quant::block_q4_1> {
     using group = quant::block_q4_1_x16;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
-    static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
-    static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
+    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_1_x16_line(g, b, k); }
+    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_1_x16_d(g, b); }
+    static const uint16_t * m(const group * g, int64_t b) { return quant::q4_1_x16_m(g, b); }
 };
 
 // A 16-row group repacked at load for a nibble format, nb blocks at g, as the tiles read it (group, mins: as

@@ -4,7 +4,6 @@
 #pragma once
 
 #include "kernels/hsum.h"
-#include "kernels/simd/avx2-nibble-x16.h"
 #include "quant/q4-k.h"
 #include "quant/q5-k.h"
 #include "quant/q6-k.h"
@@ -27,6 +26,9 @@ struct avx2_int_dots {
     static __m256i q8_lanes(__m256i wabs, __m256i wq, __m256i xq) {
         return _mm256_madd_epi16(_mm256_maddubs_epi16(wabs, _mm256_sign_epi8(xq, wq)), _mm256_set1_epi16(1));
     }
+    // Unsigned weights wu of at most 15 (Q4_1's nibbles in their 16-row layout, kernels/simd/avx2-nibble-x16.h): the lane
+    // sums of wu * x straight from maddubs (a pair at most 2 * 15 * 127).
+    static __m256i unsigned_lanes(__m256i wu, __m256i xq) { return _mm256_madd_epi16(_mm256_maddubs_epi16(wu, xq), _mm256_set1_epi16(1)); }
     // Q4_0: 8 * x pair-summed (int16 lanes), once per activation block ...
     static __m256i q4_x8(__m256i xq) { return _mm256_maddubs_epi16(_mm256_set1_epi8(8), xq); }
     // ... and the lane sums of (n - 8) * x, n the unsigned nibble: n * x - 8 * x.

@@ -1,7 +1,7 @@
 // The avx2 level's kernels for Q4_1 (quant/q4-1-x16.h, against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h, against
 // Q8_0) on rows repacked 16 at a time, in llama.cpp's order (NOTE(q8-matmul)): bit for bit the level's tiles of the
-// GGUF rows (matmul-q32.cpp), whatever the token count. Included by avx2-int-dots.h only; internal linkage as
-// tiling.h.
+// GGUF rows (matmul-q32.cpp), whatever the token count. Included by matmul-q32.cpp on the AVX2 level only; internal
+// linkage as tiling.h.
 //
 // NOTE(nibble-x16-avx2): why. On the GGUF rows one token's tile takes a (row, block) at a time: the 32 nibbles
 // unpacked, |w| and x signed by w, the scale product formed from two scalar F16 conversions and broadcast, Q4_1's
@@ -21,6 +21,7 @@
 // pass so that the accumulators stay in registers (at most 8, and Q4_1's per-token minimum sums beside them).
 #pragma once
 
+#include "kernels/simd/avx2-int-dots.h"
 #include "kernels/tiling.h"
 #include "quant/iq4-nl.h"
 #include "quant/q4-0-x16.h"
@@ -46,38 +47,42 @@ constexpr int k_lines = 4;        // 64-byte lines of qs per block, each holding
 constexpr int k_max_tokens = 4;   // tokens per pass over a group
 
 // A layout L gives: group, act (the activations' block), has_min, line(g, b, k) (line k of block b's qs, 16 rows x 4
-// bytes), d(g, b) and m(g, b) (the 16 rows' F16 scales and, with has_min, minimums) and lanes(n, xq): the exact int32
-// lane sums of 8 rows' quads of unsigned nibbles n (bytes 0 .. 15) against the token's quad xq (broadcast) — the
-// sums the level's tiles form from the decoded weights (int_dots), formed here without decoding where that is exact.
-// Q4_1: the weight is the nibble, at most 2 * 15 * 127 a pair, so maddubs takes it unsigned.
+// bytes), d(g, b) and m(g, b) (the 16 rows' F16 scales and, with has_min, minimums: the layout's own accessors), and
+// the exact int32 lane sums of 8 rows' quads of unsigned nibbles n (bytes 0 .. 15) against a token's quad, as the
+// level's tiles form them from the decoded weights (avx2_int_dots), without decoding where that is exact:
+// of_token(xq) prepares the quad (broadcast) once for every row, lanes(n, token) takes the rows.
+// Q4_1: the weight is the nibble, unsigned.
 struct q4_1_layout {
     using group = quant::block_q4_1_x16;
     using act = quant::block_q8_1;
     static constexpr bool has_min = true;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
-    static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
-    static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
-    static __m256i lanes(__m256i n, __m256i xq) { return _mm256_madd_epi16(_mm256_maddubs_epi16(n, xq), _mm256_set1_epi16(1)); }
+    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_1_x16_line(g, b, k); }
+    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_1_x16_d(g, b); }
+    static const uint16_t * m(const group * g, int64_t b) { return quant::q4_1_x16_m(g, b); }
+    struct token { __m256i xq; };
+    static token of_token(__m256i xq) { return {xq}; }
+    static __m256i lanes(__m256i n, const token & t) { return avx2_int_dots::unsigned_lanes(n, t.xq); }
 };
-// Q4_0: the weight n - 8, its pair sums n * x less 8 * x (int_dots::q4_lanes).
+// Q4_0: the weight n - 8, its pair sums n * x less 8 * x.
 struct q4_0_layout {
     using group = quant::block_q4_0_x16;
     using act = quant::block_q8_0;
     static constexpr bool has_min = false;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
-    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_0_x16_line(g, b, k); }
+    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_0_x16_d(g, b); }
     static const uint16_t * m(const group *, int64_t) { return nullptr; }
-    static __m256i lanes(__m256i n, __m256i xq) {
-        const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(n, xq), _mm256_maddubs_epi16(_mm256_set1_epi8(8), xq));
-        return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-    }
+    struct token { __m256i xq, x8; };
+    static token of_token(__m256i xq) { return {xq, avx2_int_dots::q4_x8(xq)}; }
+    static __m256i lanes(__m256i n, const token & t) { return avx2_int_dots::q4_lanes(n, t.xq, t.x8); }
 };
-// IQ4_NL: the weight the table's level (a byte shuffle), signed: |w| against x signed by w (int_dots::q8_lanes).
+// IQ4_NL: the weight the table's level (a byte shuffle), signed: |w| against x signed by w.
 struct iq4_nl_layout : q4_0_layout {
-    static __m256i lanes(__m256i n, __m256i xq) {
+    struct token { __m256i xq; };
+    static token of_token(__m256i xq) { return {xq}; }
+    static __m256i lanes(__m256i n, const token & t) {
         const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(quant::k_iq4nl_values)));
         const __m256i w = _mm256_shuffle_epi8(table, n);
-        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w)), _mm256_set1_epi16(1));
+        return avx2_int_dots::q8_lanes(_mm256_sign_epi8(w, w), w, t.xq);
     }
 };
 
@@ -88,71 +93,81 @@ inline __m256i token_quad(const int8_t * qs, int k) {
     return _mm256_set1_epi32(v);
 }
 
-// Blocks [b0, b1) of lines [k0, k0 + Lines) of rows 8h .. 8h + 7 of the group g against T tokens (x, rows xb bytes
-// apart), in block order, continuing the accumulators: lane[k][t] (elements 4k .. 4k + 3) and lane[4 + k][t] (16 +
-// 4k ..) of each row, a row per element; with k0 = 0 and a minimum, also each row's sum of m_w * s_x per token in
-// mins[t].
-template <typename L, int T, int Lines>
-void pass(const typename L::group * g, int64_t b0, int64_t b1, const char * x, size_t xb, int h, int k0,
-          __m256 (&lane)[2 * k_lines][T], __m256 (&mins)[T]) {
+// Blocks [b0, b1) of lines [k0, k0 + Lines) of halves h0 .. h0 + Halves - 1 (half h: rows 8h .. 8h + 7) of the group
+// g against T tokens (x, rows xb bytes apart), in block order, continuing the accumulators: lane[h][k][t] (elements
+// 4k .. 4k + 3) and lane[h][4 + k][t] (16 + 4k ..) of each row, a row per element; with k0 = 0 and a minimum, also each
+// row's sum of m_w * s_x per token in mins[h][t]. Each token's quad is prepared once for the pass's halves.
+template <typename L, int T, int Lines, int Halves>
+void pass(const typename L::group * g, int64_t b0, int64_t b1, const char * x, size_t xb, int h0, int k0,
+          __m256 (*lane)[2 * k_lines][T], __m256 (*mins)[T]) {
     using A = typename L::act;
-    __m256 acc[2 * Lines][T], msum[T];
-    for (int t = 0; t < T; ++t) {
-        msum[t] = mins[t];
-        for (int j = 0; j < Lines; ++j) {
-            acc[2 * j][t] = lane[k0 + j][t];
-            acc[2 * j + 1][t] = lane[k_lines + k0 + j][t];
+    __m256 acc[Halves][2 * Lines][T], msum[Halves][T];
+    for (int h = 0; h < Halves; ++h)
+        for (int t = 0; t < T; ++t) {
+            msum[h][t] = mins[h][t];
+            for (int j = 0; j < Lines; ++j) {
+                acc[h][2 * j][t] = lane[h][k0 + j][t];
+                acc[h][2 * j + 1][t] = lane[h][k_lines + k0 + j][t];
+            }
         }
-    }
     const bool with_min = L::has_min && k0 == 0;
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t b = b0; b < b1; ++b) {
         const A * xs[T];
-        __m256 scale[T];
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::d(g, b) + k_half_rows * h)));
-        for (int t = 0; t < T; ++t) {
-            xs[t] = reinterpret_cast<const A *>(x + size_t(t) * xb) + b;
-            scale[t] = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xs[t]->d)));
-        }
-        if constexpr (L::has_min) {
-            if (with_min) {
-                const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::m(g, b) + k_half_rows * h)));
-                for (int t = 0; t < T; ++t) msum[t] = _mm256_add_ps(msum[t], _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(xs[t]->s))));
+        for (int t = 0; t < T; ++t) xs[t] = reinterpret_cast<const A *>(x + size_t(t) * xb) + b;
+        __m256 scale[Halves][T];
+        for (int h = 0; h < Halves; ++h) {
+            const int half = h0 + h;
+            const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::d(g, b) + k_half_rows * half)));
+            for (int t = 0; t < T; ++t) scale[h][t] = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xs[t]->d)));
+            if constexpr (L::has_min) {
+                if (with_min) {
+                    const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::m(g, b) + k_half_rows * half)));
+                    for (int t = 0; t < T; ++t) msum[h][t] = _mm256_add_ps(msum[h][t], _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(xs[t]->s))));
+                }
             }
         }
         for (int j = 0; j < Lines; ++j) {
             const int k = k0 + j;
-            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::line(g, b, k) + 4 * k_half_rows * h));
-            const __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            __m256i lo[Halves], hi[Halves];
+            for (int h = 0; h < Halves; ++h) {
+                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::line(g, b, k) + 4 * k_half_rows * (h0 + h)));
+                lo[h] = _mm256_and_si256(q, low4);
+                hi[h] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            }
             for (int t = 0; t < T; ++t) {
-                acc[2 * j][t] = _mm256_fmadd_ps(scale[t], _mm256_cvtepi32_ps(L::lanes(lo, token_quad(xs[t]->qs, k))), acc[2 * j][t]);
-                acc[2 * j + 1][t] = _mm256_fmadd_ps(scale[t], _mm256_cvtepi32_ps(L::lanes(hi, token_quad(xs[t]->qs, k_lines + k))), acc[2 * j + 1][t]);
+                const typename L::token tl = L::of_token(token_quad(xs[t]->qs, k)), th = L::of_token(token_quad(xs[t]->qs, k_lines + k));
+                for (int h = 0; h < Halves; ++h) {
+                    acc[h][2 * j][t] = _mm256_fmadd_ps(scale[h][t], _mm256_cvtepi32_ps(L::lanes(lo[h], tl)), acc[h][2 * j][t]);
+                    acc[h][2 * j + 1][t] = _mm256_fmadd_ps(scale[h][t], _mm256_cvtepi32_ps(L::lanes(hi[h], th)), acc[h][2 * j + 1][t]);
+                }
             }
         }
     }
-    for (int t = 0; t < T; ++t) {
-        for (int j = 0; j < Lines; ++j) {
-            lane[k0 + j][t] = acc[2 * j][t];
-            lane[k_lines + k0 + j][t] = acc[2 * j + 1][t];
+    for (int h = 0; h < Halves; ++h)
+        for (int t = 0; t < T; ++t) {
+            for (int j = 0; j < Lines; ++j) {
+                lane[h][k0 + j][t] = acc[h][2 * j][t];
+                lane[h][k_lines + k0 + j][t] = acc[h][2 * j + 1][t];
+            }
+            if (with_min) mins[h][t] = msum[h][t];
         }
-        if (with_min) mins[t] = msum[t];
-    }
 }
 
-// Blocks a chunk of group_rows takes through all its passes before the next: the chunk's lines stay in L1, and the
-// group is read from memory once, in order. With whole groups a pass, the first pass read one line in four from
-// memory and the later ones missed the rest: 4 streams of a TinyLlama-shape Q4_0 model ran ~15 % slower than on the
-// GGUF rows. Chunks of 8 against 4 and 16 (AMD EPYC, `TOKENMILL_ISA=avx2`, through Engine): that model's 4 streams
-// 40-42 tok/s against 46-47 and 35-36; SmolLM2-135M Q4_1's 256-token prompt 590-650 against 575-630 and ~595, its 16
-// streams 345-360 against 300-350 and 305-315 — the accumulators' round trips between passes cost a small model's
-// rows more than the stream order gains.
+// Blocks a chunk of several tokens' group_rows takes through all its passes before the next: the chunk's lines stay in
+// L1, and the group is read from memory once, in order. With whole groups a pass, the first pass read one line in
+// four from memory and the later ones missed the rest: 4 streams of a TinyLlama-shape Q4_0 model ran ~15 % slower
+// than on the GGUF rows. Chunks of 8 against 4 and 16 (AMD EPYC, `TOKENMILL_ISA=avx2`, through Engine): that model's
+// 4 streams 40-42 tok/s against 46-47 and 35-36; SmolLM2-135M Q4_1's 256-token prompt 590-650 against 575-630 and
+// ~595, its 16 streams 345-360 against 300-350 and 305-315 — the accumulators' round trips between passes cost a
+// small model's rows more than the stream order gains.
 constexpr int64_t k_chunk_blocks = 8;
 
-// The 16 rows of group g x T (2 to 4) tokens: y[t * ldy + r]. Chunk by chunk, per half, the passes of Lines lines;
-// then each row's lanes summed in hsum8's order, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), plus its
-// minimums' sum.
-template <typename L, int T, int Lines>
-void group_rows(const typename L::group * g, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy) {
+// The 16 rows of group g x T tokens: y[t * ldy + r]. Chunk by chunk (chunk blocks), the passes of Halves halves and
+// Lines lines; then each row's lanes summed in hsum8's order, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)),
+// plus its minimums' sum. One token: one pass of both halves and every line over the whole group (chunk nb).
+template <typename L, int T, int Lines, int Halves>
+void group_rows(const typename L::group * g, int64_t nb, int64_t chunk, const char * x, size_t xb, float * y, int64_t ldy) {
     constexpr int halves = k_x16_rows / k_half_rows;
     __m256 lane[halves][2 * k_lines][T], mins[halves][T];
     for (int h = 0; h < halves; ++h)
@@ -160,10 +175,10 @@ void group_rows(const typename L::group * g, int64_t nb, const char * x, size_t 
             mins[h][t] = _mm256_setzero_ps();
             for (int j = 0; j < 2 * k_lines; ++j) lane[h][j][t] = _mm256_setzero_ps();
         }
-    for (int64_t b0 = 0; b0 < nb; b0 += k_chunk_blocks) {
-        const int64_t b1 = std::min(nb, b0 + k_chunk_blocks);
-        for (int h = 0; h < halves; ++h)
-            for (int k0 = 0; k0 < k_lines; k0 += Lines) pass<L, T, Lines>(g, b0, b1, x, xb, h, k0, lane[h], mins[h]);
+    for (int64_t b0 = 0; b0 < nb; b0 += chunk) {
+        const int64_t b1 = std::min(nb, b0 + chunk);
+        for (int h0 = 0; h0 < halves; h0 += Halves)
+            for (int k0 = 0; k0 < k_lines; k0 += Lines) pass<L, T, Lines, Halves>(g, b0, b1, x, xb, h0, k0, lane + h0, mins + h0);
     }
     for (int h = 0; h < halves; ++h)
         for (int t = 0; t < T; ++t) {
@@ -172,42 +187,6 @@ void group_rows(const typename L::group * g, int64_t nb, const char * x, size_t 
             const __m256 odd = _mm256_add_ps(_mm256_add_ps(l[1][t], l[5][t]), _mm256_add_ps(l[3][t], l[7][t]));
             _mm256_storeu_ps(y + t * ldy + k_half_rows * h, _mm256_add_ps(_mm256_add_ps(even, odd), mins[h][t]));
         }
-}
-
-// One token x the 16 rows of group g (y[r]) in one pass over its blocks (NOTE(nibble-x16-avx2)): the two halves'
-// lanes are 16 accumulators, half of them in memory.
-template <typename L>
-void group_one_token(const typename L::group * g, int64_t nb, const char * x, float * y) {
-    using A = typename L::act;
-    __m256 acc[2][2 * k_lines], msum[2];
-    for (int h = 0; h < 2; ++h) {
-        msum[h] = _mm256_setzero_ps();
-        for (int j = 0; j < 2 * k_lines; ++j) acc[h][j] = _mm256_setzero_ps();
-    }
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
-    for (int64_t b = 0; b < nb; ++b) {
-        const A * xb = reinterpret_cast<const A *>(x) + b;
-        const __m256 dx = _mm256_set1_ps(_cvtsh_ss(xb->d));
-        for (int h = 0; h < 2; ++h) {
-            const __m256 scale = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::d(g, b) + k_half_rows * h))), dx);
-            if constexpr (L::has_min) {
-                const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(L::m(g, b) + k_half_rows * h)));
-                msum[h] = _mm256_add_ps(msum[h], _mm256_mul_ps(mw, _mm256_set1_ps(_cvtsh_ss(xb->s))));
-            }
-            for (int k = 0; k < k_lines; ++k) {
-                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::line(g, b, k) + 4 * k_half_rows * h));
-                const __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-                acc[h][k] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(L::lanes(lo, token_quad(xb->qs, k))), acc[h][k]);
-                acc[h][k_lines + k] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(L::lanes(hi, token_quad(xb->qs, k_lines + k))), acc[h][k_lines + k]);
-            }
-        }
-    }
-    for (int h = 0; h < 2; ++h) {
-        const auto & l = acc[h];
-        const __m256 even = _mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6]));
-        const __m256 odd = _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7]));
-        _mm256_storeu_ps(y + k_half_rows * h, _mm256_add_ps(_mm256_add_ps(even, odd), msum[h]));
-    }
 }
 
 // The matmul_rows_kernel of layout L: rows [r0, r1) (multiples of 16) x tokens [0, n_tok), cache blocked as the
@@ -225,10 +204,10 @@ void rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, i
                 const char * xt = xc + size_t(t) * xb;
                 float * yt = y + t * ldy + r;
                 switch (std::min<int64_t>(k_max_tokens, t1 - t)) {
-                    case 1: group_one_token<L>(g, nb, xt, yt); break;
-                    case 2: group_rows<L, 2, 2>(g, nb, xt, xb, yt, ldy); break;
-                    case 3: group_rows<L, 3, 1>(g, nb, xt, xb, yt, ldy); break;
-                    default: group_rows<L, 4, 1>(g, nb, xt, xb, yt, ldy); break;
+                    case 1: group_rows<L, 1, k_lines, 2>(g, nb, nb, xt, xb, yt, ldy); break;
+                    case 2: group_rows<L, 2, 2, 1>(g, nb, k_chunk_blocks, xt, xb, yt, ldy); break;
+                    case 3: group_rows<L, 3, 1, 1>(g, nb, k_chunk_blocks, xt, xb, yt, ldy); break;
+                    default: group_rows<L, 4, 1, 1>(g, nb, k_chunk_blocks, xt, xb, yt, ldy); break;
                 }
             }
         }

@@ -69,9 +69,9 @@ struct q4_1_layout : layout_defaults {
     using prompt = block_step_min_avx512::format<block, block_step_ref::matmul_q4_1_x16>;
     static constexpr bool has_min = true;
     static constexpr int32_t offset = 0;
-    static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
-    static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
-    static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
+    static const uint8_t * qs(const group * g, int64_t b, int k) { return quant::q4_1_x16_line(g, b, k); }
+    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_1_x16_d(g, b); }
+    static const uint16_t * m(const group * g, int64_t b) { return quant::q4_1_x16_m(g, b); }
 };
 // Q4_0: the weight n - 8 (kernels/simd/int8-weights.h), so the levels are the nibbles and the offset 8.
 struct q4_0_layout : layout_defaults {
@@ -81,8 +81,8 @@ struct q4_0_layout : layout_defaults {
     using prompt = block_step_avx512::format<block, block_step_ref::matmul_q4_0_x16, false>;
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 8;
-    static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
-    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint8_t * qs(const group * g, int64_t b, int k) { return quant::q4_0_x16_line(g, b, k); }
+    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_0_x16_d(g, b); }
 };
 // IQ4_NL: the table's level (-127 .. 113) + 128, unsigned, and the offset 128.
 struct iq4_nl_layout : q4_0_layout {

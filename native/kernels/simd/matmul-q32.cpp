@@ -22,6 +22,9 @@
 #include "kernels/simd/int8-weights.h"
 #include "kernels/simd/isa.h"
 #include "kernels/tiling.h"
+#if defined(TM_KERNELS_AVX2)
+#include "kernels/simd/avx2-nibble-x16.h"
+#endif
 #include "quant/q4-0.h"
 #include "quant/q4-1.h"
 #include "quant/q5-0.h"
