@@ -244,11 +244,21 @@ struct q6_k_acc<R, T, true> {
     }
 };
 
+// A few tokens' Q6_K tiles (2 to 4, the rows streamed once: spread_sets) ask each row's super-block this many ahead
+// into L1 as they read one. NOTE(q6-k-sets-prefetch): their work per byte is 2 to 4 times one token's, and from
+// memory the hardware prefetcher alone left them at half the rate they reach in L3: the scratch one-matmul
+// program, 8960 -> 1536 on 2 threads, `avx2` on the AMD EPYC (Zen 4), 2 and 4 tokens 57-58 and 80-86 G
+// multiply-adds a second from memory without, 85-87 and 120 with (4 super-blocks ahead: 77 and 113-117); one
+// token, already at the read rate, and the prompt tiles, which read each row once per block of tokens from L2,
+// were no faster with it.
+constexpr int64_t k_q6_k_sets_prefetch_blocks = 8;
+
 // Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
 // starting at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1 (the scales times -32 still fit 16 bits, so one
 // madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the level's
-// float step (q6_k_acc). A row's operations are the same in every tile shape (NOTE(k-matmul-tiles)).
-template <int R, int T>
+// float step (q6_k_acc). A row's operations are the same in every tile shape (NOTE(k-matmul-tiles)). Prefetch:
+// NOTE(q6-k-sets-prefetch) (past a row's end it only costs a read).
+template <int R, int T, bool Prefetch>
 void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk_k;
     q6_k_acc<R, T, int_dots::q6_k_block_step> acc;
@@ -259,6 +269,8 @@ void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, in
             xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
             xq[t] = xs[t]->qs;
         }
+        if constexpr (Prefetch)
+            for (int r = 0; r < R; ++r) prefetch_object<_MM_HINT_T0>(rows[r] + b + k_q6_k_sets_prefetch_blocks);
         // Unrolled, so each row's accumulators are registers (a loop over r kept them in memory).
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
@@ -281,7 +293,7 @@ template <int R, int T>
 void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const block_q6_k * rows[R];
     for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb);
-    tile_q6_k_at<R, T>(rows, x, xb, n_in, y, ldy);
+    tile_q6_k_at<R, T, false>(rows, x, xb, n_in, y, ldy);
 }
 
 template <int R, int T>
@@ -356,7 +368,7 @@ struct q6_k_at {
     using block = block_q6_k;
     template <int R, int T>
     static void at(const block * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        tile_q6_k_at<R, T>(rows, x, xb, n_in, y, ldy);
+        tile_q6_k_at<R, T, (T > 1)>(rows, x, xb, n_in, y, ldy);
     }
 };
 
