@@ -164,6 +164,7 @@ void tile_q5_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_i
             xq[t] = xs[t]->qs;
             bsums[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs[t]->bsums));
         }
+        if constexpr (T > 1) prefetch_next_tile<R, block_q5_k>(w, wb, b);
         const block_q5_k * wr[R];
         for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const block_q5_k *>(w + size_t(r) * wb) + b;
         // Per row the scales in bytes 0..7 and the mins in bytes 8..15.
@@ -244,6 +245,9 @@ struct q6_k_acc<R, T, true> {
     }
 };
 
+// How a Q6_K tile prefetches: not at all (one token), each row this many super-blocks ahead (a few tokens' spread
+// sets: NOTE(q6-k-sets-prefetch)), or the next tile's rows (the prompt tiles of adjacent rows, NOTE(next-tile-prefetch)).
+enum class q6_k_prefetch { none, ahead, next_tile };
 // A few tokens' Q6_K tiles (2 to 4, the rows streamed once: spread_sets) ask each row's super-block this many ahead
 // into L1 as they read one. NOTE(q6-k-sets-prefetch): their work per byte is 2 to 4 times one token's, and from
 // memory the hardware prefetcher alone left them at half the rate they reach in L3: the scratch one-matmul
@@ -256,10 +260,10 @@ constexpr int64_t k_q6_k_sets_prefetch_blocks = 8;
 // Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
 // starting at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1 (the scales times -32 still fit 16 bits, so one
 // madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the level's
-// float step (q6_k_acc). A row's operations are the same in every tile shape (NOTE(k-matmul-tiles)). Prefetch:
-// NOTE(q6-k-sets-prefetch) (past a row's end it only costs a read).
-template <int R, int T, bool Prefetch>
-void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+// float step (q6_k_acc). A row's operations are the same in every tile shape (NOTE(k-matmul-tiles)). P: the prefetch
+// (q6_k_prefetch; next_tile reads the row stride wb; past a row's end a prefetch only costs a read).
+template <int R, int T, q6_k_prefetch P>
+void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy, size_t wb = 0) {
     const int64_t nb = n_in / quant::qk_k;
     q6_k_acc<R, T, int_dots::q6_k_block_step> acc;
     for (int64_t b = 0; b < nb; ++b) {
@@ -269,8 +273,9 @@ void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, in
             xs[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb) + b;
             xq[t] = xs[t]->qs;
         }
-        if constexpr (Prefetch)
+        if constexpr (P == q6_k_prefetch::ahead)
             for (int r = 0; r < R; ++r) prefetch_object<_MM_HINT_T0>(rows[r] + b + k_q6_k_sets_prefetch_blocks);
+        if constexpr (P == q6_k_prefetch::next_tile) prefetch_next_tile<R, block_q6_k>(reinterpret_cast<const char *>(rows[0]), wb, b);
         // Unrolled, so each row's accumulators are registers (a loop over r kept them in memory).
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
@@ -288,12 +293,12 @@ void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, in
     acc.store(y, ldy);
 }
 
-// Q6_K, R adjacent rows from w (row stride wb) x T tokens.
+// Q6_K, R adjacent rows from w (row stride wb) x T tokens; with several tokens the next tile's rows prefetched.
 template <int R, int T>
 void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const block_q6_k * rows[R];
     for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb);
-    tile_q6_k_at<R, T, false>(rows, x, xb, n_in, y, ldy);
+    tile_q6_k_at<R, T, (T > 1 ? q6_k_prefetch::next_tile : q6_k_prefetch::none)>(rows, x, xb, n_in, y, ldy, wb);
 }
 
 template <int R, int T>
@@ -368,7 +373,7 @@ struct q6_k_at {
     using block = block_q6_k;
     template <int R, int T>
     static void at(const block * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        tile_q6_k_at<R, T, (T > 1)>(rows, x, xb, n_in, y, ldy);
+        tile_q6_k_at<R, T, (T > 1 ? q6_k_prefetch::ahead : q6_k_prefetch::none)>(rows, x, xb, n_in, y, ldy);
     }
 };
 

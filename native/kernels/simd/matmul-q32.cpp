@@ -90,12 +90,7 @@ struct q5_1_format {
     static __m256i weights(const block & b) { return int8_weights<block>::values(b); }
 };
 
-// NOTE(q32-tile-prefetch): a tile of several rows and tokens reads its rows side by side, adjacent in memory, and
-// the hardware prefetcher follows that poorly: from memory the first token group of a panel (NOTE(tiling)) ran at
-// about half the rate it reaches once the panel is in L2. So each block step also asks the same block of the next
-// tile's rows into L1. The scratch one-matmul program (2048 -> 5632 Q8_0 from memory, 2 threads, `avx2` on the
-// AMD EPYC, Zen 4): 2, 4, 8 and 16 tokens 24, 43, 49-56 and 65-67 -> 53-62, 71-77, 75-77 and 79-81 GMAC/s, 512
-// tokens 79-80 -> 82; from L2 about 1 % slower. Past a task's rows a prefetch only costs a read.
+// Several rows and tokens: the next tile's rows prefetched (NOTE(next-tile-prefetch)).
 template <typename F, int R, int T>
 void tile_q32(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     using W = typename F::block;
@@ -115,8 +110,7 @@ void tile_q32(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in
             if constexpr (F::has_min) sx[t] = _cvtsh_ss(xblk->s);
         }
         const __m128 dx = token_scales<A, T>(x, xb, b);
-        if constexpr (R > 1 && T > 1)
-            for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char *>(reinterpret_cast<const W *>(w + size_t(R + r) * wb) + b), _MM_HINT_T0);
+        if constexpr (R > 1 && T > 1) prefetch_next_tile<R, W>(w, wb, b);
         for (int r = 0; r < R; ++r) {
             const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
             const typename D::row wr = D::of_row(F::weights(*wblk));
