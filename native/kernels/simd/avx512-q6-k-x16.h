@@ -76,20 +76,20 @@ inline void sub_blocks(const block_q6_k_x16 & g, const block_q8_k * const * xb, 
 }
 
 // The tiles as matmul-k.cpp's 16-row walk takes them: tile<T, NextGroup> computes a group's 16 rows x T tokens
-// (token t at x + t * xb): y[t * ldy + r]. stream: the weights are read once (a single chunk of tokens); with
+// (token t at x + t * xb): y[t * ldy + r]. first: the chunk of tokens reads the group from memory (a block's first); with
 // NextGroup the next group's super-block is then asked into L2 as this one's is read, as the Q4_K rows' tiles do
 // (matmul-k.cpp q4_k_x16_tiles, NOTE(q4-k-x16-prefetch): on AMD's cores the table takes them without it for one token).
 struct tiles {
     using group = block_q6_k_x16;
     template <int T, bool NextGroup>
-    static void tile(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
+    static void tile(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool first) {
         const block_q8_k * xr[T];
         for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
         __m512 acc[T];
         for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
         const block_q6_k_x16 * next = w + nb;
         for (int64_t b = 0; b < nb; ++b) {
-            if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
+            if (NextGroup && first) prefetch_object<_MM_HINT_T1>(next + b);
             const block_q6_k_x16 & g = w[b];
             const block_q8_k * xb[T];
             __m512i isum[T];

@@ -416,21 +416,24 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
 // Every vector of rows takes its part of each super-block in turn, so the group's bytes are read once, in order
 // (on AVX2 two passes over a group, one per 8 rows, streamed 1536-wide rows from memory at three quarters of the
 // GGUF layout's rate).
-// stream: the weights are read once (a single chunk of tokens). NOTE(q4-k-x16-prefetch): with NextGroup, the next
-// group's super-block is then asked into L2 as this one's is read (the next group's copy follows this one): a
-// second stream, as the AMX tiles' NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads,
-// interleaved runs): avx512 18.7 -> 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as
-// well: no faster). On the AMD EPYC (Zen 4) the same prefetch made the avx512 GEMV of one token slower, the
+// first: the chunk of tokens reads the group from memory (the first chunk of a block of tokens: the walk's later
+// chunks find the panel in L2). NOTE(q4-k-x16-prefetch): with NextGroup, the next group's super-block is then asked
+// into L2 as this one's is read (the next group's copy follows this one): a second stream, as the AMX tiles'
+// NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads, interleaved runs): avx512 18.7 ->
+// 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as well: no faster). On the AMD EPYC (Zen 4) the same prefetch made the avx512 GEMV of one token slower, the
 // hardware's own prefetcher following the sequential read better alone: there kernels_for gives the level the
 // walk that leaves one token to it (x16_walk's PrefetchFrom 2; the Q6_K tiles likewise, avx512-q6-k-x16.h). From 2
 // tokens on the prefetch pays there too, as for the nibble formats' lanes (NOTE(x16-lanes-prefetch)):
 // Qwen2.5-Coder-1.5B Q4_K_M through Engine, 2 threads, interleaved, 2 streams 47-49 -> 48-56 tok/s, 4 streams 64-72
-// -> 76-87. In a prompt's cache blocks, which read a panel once per chunk, the prefetches cost 6 %. Past the range
-// (a task's last group) a prefetch only costs a read.
+// -> 76-87. In a prompt's cache blocks, which read a panel once per chunk, prefetching in every chunk cost 6 %; in
+// the first chunk only it pays from 5 tokens on (before, only a single chunk prefetched): the scratch one-matmul
+// program, 1536 -> 8960 Q4_K from memory, 2 threads, AMD EPYC, medians of 5 interleaved runs, 8 and 16 tokens avx2
+// 80 -> 96 and 98 -> 103 G multiply-adds a second, avx512 125 -> 158 and 212 -> 261; 64 and 256 tokens within the
+// noise. Past the range (a task's last group) a prefetch only costs a read.
 struct q4_k_x16_tiles {
     using group = block_q4_k_x16;
     template <int T, bool NextGroup>
-    static void tile(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool stream) {
+    static void tile(const group * w, int64_t nb, const char * x, size_t xb, float * y, int64_t ldy, bool first) {
         using X = int_dots::x16;
         using vi = typename X::vi;
         constexpr int H = k_x16_rows / X::rows;
@@ -441,7 +444,7 @@ struct q4_k_x16_tiles {
             for (int t = 0; t < T; ++t) acc[h][t] = macc[h][t] = isa::zero();
         const block_q4_k_x16 * next = w + nb;
         for (int64_t b = 0; b < nb; ++b) {
-            if (NextGroup && stream) prefetch_object<_MM_HINT_T1>(next + b);
+            if (NextGroup && first) prefetch_object<_MM_HINT_T1>(next + b);
             const block_q4_k_x16 & g = w[b];
             for (int h = 0; h < H; ++h) {
                 const int r = h * X::rows;
@@ -503,12 +506,11 @@ void x16_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_to
     const int64_t nb = n_in / quant::qk_k;
     const char * wc = static_cast<const char *>(w);
     const char * xc = static_cast<const char *>(x);
-    const bool stream = n_tok <= 4;
     cache_blocks(wb, xb, n_tok, r0, r1, k_x16_rows, [&](int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
         for (int64_t t = t0; t < t1; t += 4) {
             const int n = int(t1 - t < 4 ? t1 - t : 4);
             for (int64_t r = p0; r < p1; r += k_x16_rows)
-                by_count[n](reinterpret_cast<const group *>(wc + size_t(r) * wb), nb, xc + size_t(t) * xb, xb, y + t * ldy + r, ldy, stream);
+                by_count[n](reinterpret_cast<const group *>(wc + size_t(r) * wb), nb, xc + size_t(t) * xb, xb, y + t * ldy + r, ldy, t == t0);
         }
     });
 }
