@@ -65,6 +65,36 @@ void tile_walk_block(const char * wc, size_t wb, const char * xc, size_t xb, int
     }
 }
 
+// NOTE(few-token-sets): a few tokens (decode, a few streams), up to 4 a chunk, take a range's rows in sets of S
+// spread evenly over it (rows r, r + h, r + 2h, ...: a tile of K<S, T> with row stride h * wb), so a tile's rows
+// share its activation loads (and Q4_K's header unpacking and reductions) while each row streams far from the
+// others: adjacent rows read side by side came from memory at half the rate on the AMD EPYC (NOTE(k-matmul-tiles),
+// NOTE(next-tile-prefetch)). The leftover rows take one-row tiles. A row's arithmetic is its tile's, whatever the
+// set; each chunk reads the weights once.
+template <template <int, int> class K, int S, int T>
+void spread_sets(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, int64_t r0, int64_t r1, float * y,
+                 int64_t ldy) {
+    const int64_t h = (r1 - r0) / S;
+    for (int64_t i = r0; i < r0 + h; ++i) {
+        float out[T * S];
+        K<S, T>::fn(w + size_t(i) * wb, size_t(h) * wb, x, xb, n_in, out, S);
+        for (int t = 0; t < T; ++t)
+            for (int s = 0; s < S; ++s) y[t * ldy + i + s * h] = out[t * S + s];
+    }
+    for (int64_t r = r0 + S * h; r < r1; ++r) K<1, T>::fn(w + size_t(r) * wb, wb, x, xb, n_in, y + r, ldy);
+}
+
+template <template <int, int> class K, int S>
+void few_tokens(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
+                float * y, int64_t ldy) {
+    using fn = void (*)(const char *, size_t, const char *, size_t, int64_t, int64_t, int64_t, float *, int64_t);
+    static constexpr fn by_count[5] = {nullptr, spread_sets<K, S, 1>, spread_sets<K, S, 2>, spread_sets<K, S, 3>, spread_sets<K, S, 4>};
+    for (int64_t t = 0; t < n_tok; t += 4) {
+        const int n = int(n_tok - t < 4 ? n_tok - t : 4);
+        by_count[n](static_cast<const char *>(w), wb, static_cast<const char *>(x) + size_t(t) * xb, xb, n_in, r0, r1, y + t * ldy, ldy);
+    }
+}
+
 // NOTE(tiling): cache blocking. Rows [r0, r1) x all tokens, cut into blocks of about k_x_block bytes of
 // activation rows and k_w_panel bytes of weight rows: a block's activations and a panel's weights stay
 // in L2 while every 4-token group of the block walks the panel, so each weight row comes from memory

@@ -16,7 +16,7 @@
 // d_w * d_x, chain), so a row's bits do not depend on its slot or on its neighbours. Prompts (2..4 tokens a
 // tile) fill the slots with 4 adjacent rows, so each unpacked weight chunk serves 4 tokens and the
 // per-super-block work is shared by 16 pairs. Up to 7 tokens (decode, a few streams; 1..4 tokens a chunk) the
-// slots take 4 rows a quarter of the range apart instead (spread_sets): 4 adjacent rows, interleaved, came from
+// slots take 4 rows a quarter of the range apart instead (tiling.h few_tokens): 4 adjacent rows, interleaved, came from
 // memory at half the rate on the AMD EPYC (1536-wide rows; software prefetch did not close the gap), while
 // rows far apart stream at full rate and still share the headers' unpacking and the reductions (one token:
 // 1.55x the old one-row-in-every-slot tiles from memory). On the avx512 level 8 tokens and more take 16-token
@@ -248,7 +248,7 @@ struct q6_k_acc<R, T, true> {
 // How a Q6_K tile prefetches: not at all (one token), each row this many super-blocks ahead (a few tokens' spread
 // sets: NOTE(q6-k-sets-prefetch)), or the next tile's rows (the prompt tiles of adjacent rows, NOTE(next-tile-prefetch)).
 enum class q6_k_prefetch { none, ahead, next_tile };
-// A few tokens' Q6_K tiles (2 to 4, the rows streamed once: spread_sets) ask each row's super-block this many ahead
+// A few tokens' Q6_K tiles (2 to 4, the rows streamed once: tiling.h few_tokens) ask each row's super-block this many ahead
 // into L1 as they read one. NOTE(q6-k-sets-prefetch): their work per byte is 2 to 4 times one token's, and from
 // memory the hardware prefetcher alone left them at half the rate they reach in L3: the scratch one-matmul
 // program, 8960 -> 1536 on 2 threads, `avx2` on the AMD EPYC (Zen 4), 2 and 4 tokens 57-58 and 80-86 G
@@ -325,55 +325,13 @@ struct q6_k_kernel {
 // (NOTE(k-matmul-tiles)).
 constexpr size_t k_q6_k_one_row_x = 16 * 1024;
 
-// A few tokens (decode, a few streams), T = 1..4 of them: the range's rows in sets of S spread evenly over it
-// (rows r, r + h, r + 2h, ...), one set per tile of K (K::at<S, T>, rows given by pointer), so a tile's rows
-// share its activation loads (and Q4_K's header unpacking and reductions), while each row still streams far
-// from the others (adjacent rows, interleaved, came from memory at half the rate on the EPYC:
-// NOTE(k-matmul-tiles)); the leftover rows one per tile. A row's arithmetic is its tile's, whatever the set.
-template <typename K, int S, int T>
-void spread_sets(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, int64_t r0, int64_t r1, float * y,
-                 int64_t ldy) {
-    using block = typename K::block;
-    const int64_t h = (r1 - r0) / S;
-    const auto row = [&](int64_t r) { return reinterpret_cast<const block *>(w + size_t(r) * wb); };
-    for (int64_t i = r0; i < r0 + h; ++i) {
-        const block * set[S];
-        for (int s = 0; s < S; ++s) set[s] = row(i + s * h);
-        float out[T * S];
-        K::template at<S, T>(set, x, xb, n_in, out, S);
-        for (int t = 0; t < T; ++t)
-            for (int s = 0; s < S; ++s) y[t * ldy + i + s * h] = out[t * S + s];
-    }
-    for (int64_t r = r0 + S * h; r < r1; ++r) {
-        const block * one[1] = {row(r)};
-        K::template at<1, T>(one, x, xb, n_in, y + r, ldy);
-    }
-}
-
-// Tokens in chunks of up to 4, each chunk over spread_sets<K, S> (the weights read once per chunk).
-template <typename K, int S>
-void few_tokens(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
-                float * y, int64_t ldy) {
-    using fn = void (*)(const char *, size_t, const char *, size_t, int64_t, int64_t, int64_t, float *, int64_t);
-    static constexpr fn by_count[5] = {nullptr, spread_sets<K, S, 1>, spread_sets<K, S, 2>, spread_sets<K, S, 3>, spread_sets<K, S, 4>};
-    for (int64_t t = 0; t < n_tok; t += 4) {
-        const int n = int(n_tok - t < 4 ? n_tok - t : 4);
-        by_count[n](static_cast<const char *>(w), wb, static_cast<const char *>(x) + size_t(t) * xb, xb, n_in, r0, r1, y + t * ldy, ldy);
-    }
-}
-
-struct q4_k_at {
-    using block = block_q4_k;
-    template <int G, int T>
-    static void at(const block * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        tile_q4_k_at<G, T>(rows, x, xb, n_in, y, ldy);
-    }
-};
-struct q6_k_at {
-    using block = block_q6_k;
-    template <int R, int T>
-    static void at(const block * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-        tile_q6_k_at<R, T, (T > 1 ? q6_k_prefetch::ahead : q6_k_prefetch::none)>(rows, x, xb, n_in, y, ldy);
+// A few tokens' Q6_K tiles: R rows a stride apart (tiling.h few_tokens), each row prefetched ahead (NOTE(q6-k-sets-prefetch)).
+template <int R, int T>
+struct q6_k_set_kernel {
+    static void fn(const char * w, size_t stride, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+        const block_q6_k * rows[R];
+        for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const block_q6_k *>(w + size_t(r) * stride);
+        tile_q6_k_at<R, T, (T > 1 ? q6_k_prefetch::ahead : q6_k_prefetch::none)>(rows, x, xb, n, y, ldy);
     }
 };
 
@@ -391,7 +349,7 @@ void rows_q4_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
                float * y, int64_t ldy) {
     if constexpr (D::q4_k_lanes)
         if (n_tok >= D::q4_k_lanes_min_tokens && D::q4_k_lanes_rows(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy)) return;
-    if (n_tok < k_q4_k_walk_min_tokens) few_tokens<q4_k_at, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    if (n_tok < k_q4_k_walk_min_tokens) few_tokens<q4_k_kernel, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     else tile_walk<q4_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
@@ -406,7 +364,7 @@ constexpr int k_q6_k_set_rows = 2;
 void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1,
                float * y, int64_t ldy) {
     const bool short_rows = 4 * xb <= k_q6_k_one_row_x;
-    if (n_tok <= 4) few_tokens<q6_k_at, k_q6_k_set_rows>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    if (n_tok <= 4) few_tokens<q6_k_set_kernel, k_q6_k_set_rows>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     else if (short_rows) tile_walk<q6_k_kernel, 1, 1>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     else tile_walk<q6_k_kernel, 1, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
