@@ -30,10 +30,13 @@ static_assert(sizeof(block_q4_0_x16) == 2 * 16 * sizeof(block_q4_0), "16 rows of
 // Whether rows of n_in weights can take the layout (a whole number of block pairs).
 constexpr bool q4_0_x16_fits(int64_t n_in) { return n_in % (k_q4_0_x16_blocks * qk4_0) == 0; }
 
-// Where block b of the group whose first block pair is g keeps line k of its qs (bytes 4k .. 4k + 3 of the 16 rows)
-// and its 16 F16 scales: what every kernel of the layout reads.
-inline const uint8_t * q4_0_x16_line(const block_q4_0_x16 * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
-inline const uint16_t * q4_0_x16_d(const block_q4_0_x16 * g, int64_t b) { return g[b / 2].d[b % 2]; }
+// The layout as every kernel of it reads it (their layout descriptions derive from this): where block b of the group
+// whose first block pair is g keeps line k of its qs (bytes 4k .. 4k + 3 of the 16 rows) and its 16 F16 scales.
+struct q4_0_x16_access {
+    using group = block_q4_0_x16;
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].qs[b % 2][k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+};
 
 // Row r's block b (of the group whose first block pair is g): a Q4_0 block, or an IQ4_NL one, which has its layout.
 block_q4_0 q4_0_x16_row_block(const block_q4_0_x16 * g, int64_t b, int r);

@@ -24,11 +24,15 @@ struct block_q4_1_x16 {
 };
 static_assert(sizeof(block_q4_1_x16) == 16 * sizeof(block_q4_1), "16 rows of one Q4_1 block, 5 cache lines");
 
-// Where block b of the group whose first entry is g keeps line k of its qs (bytes 4k .. 4k + 3 of the 16 rows), its 16
-// F16 scales and its 16 F16 minimums: what every kernel of the layout reads.
-inline const uint8_t * q4_1_x16_line(const block_q4_1_x16 * g, int64_t b, int k) { return g[b].qs[k][0]; }
-inline const uint16_t * q4_1_x16_d(const block_q4_1_x16 * g, int64_t b) { return g[b].d; }
-inline const uint16_t * q4_1_x16_m(const block_q4_1_x16 * g, int64_t b) { return g[b].m; }
+// The layout as every kernel of it reads it (their layout descriptions derive from this): where block b of the group
+// whose first entry is g keeps line k of its qs (bytes 4k .. 4k + 3 of the 16 rows), its 16 F16 scales and its 16 F16
+// minimums.
+struct q4_1_x16_access {
+    using group = block_q4_1_x16;
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b].qs[k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b].d; }
+    static const uint16_t * m(const group * g, int64_t b) { return g[b].m; }
+};
 
 // Row r's block of group g.
 block_q4_1 q4_1_x16_row_block(const block_q4_1_x16 & g, int r);

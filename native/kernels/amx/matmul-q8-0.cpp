@@ -199,19 +199,9 @@ __attribute__((noipa)) void prepare_group(const char * w, size_t wb, int m, int6
 // (quant/q4-1-x16.h; quant/q4-0-x16.h, Q4_0's and IQ4_NL's): where block b of a 16-row group keeps its 4 lines of
 // qs (line k: bytes 4k .. 4k + 3 of every row's qs), its 16 F16 scales and, for Q4_1, its 16 F16 minimums.
 template <typename Block>
-struct x16_source {   // Q4_0 and IQ4_NL: two blocks a group entry
-    using group = quant::block_q4_0_x16;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_0_x16_line(g, b, k); }
-    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_0_x16_d(g, b); }
-    static const uint16_t * m(const group *, int64_t) { return nullptr; }
-};
+struct x16_source : quant::q4_0_x16_access {};   // Q4_0 and IQ4_NL: two blocks a group entry
 template <>
-struct x16_source<quant::block_q4_1> {
-    using group = quant::block_q4_1_x16;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_1_x16_line(g, b, k); }
-    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_1_x16_d(g, b); }
-    static const uint16_t * m(const group * g, int64_t b) { return quant::q4_1_x16_m(g, b); }
-};
+struct x16_source<quant::block_q4_1> : quant::q4_1_x16_access {};
 
 // A 16-row group repacked at load for a nibble format, nb blocks at g, as the tiles read it (group, mins: as
 // prepare_group leaves them). Line k's low nibbles are elements 4k .. 4k + 3 of the 16 rows and its high ones 16 +

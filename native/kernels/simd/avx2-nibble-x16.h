@@ -46,31 +46,24 @@ constexpr int k_half_rows = 8;    // rows of a ymm of int32 lanes
 constexpr int k_lines = 4;        // 64-byte lines of qs per block, each holding two quads of elements
 constexpr int k_max_tokens = 4;   // tokens per pass over a group
 
-// A layout L gives: group, act (the activations' block), has_min, line(g, b, k) (line k of block b's qs, 16 rows x 4
-// bytes), d(g, b) and m(g, b) (the 16 rows' F16 scales and, with has_min, minimums: the layout's own accessors), and
+// A layout L gives: group, line(g, b, k) (line k of block b's qs, 16 rows x 4 bytes), d(g, b) and with has_min m(g, b)
+// (the 16 rows' F16 scales and minimums) — the quant layout's own accessors, which it derives from —, act (the
+// activations' block), has_min, and
 // the exact int32 lane sums of 8 rows' quads of unsigned nibbles n (bytes 0 .. 15) against a token's quad, as the
 // level's tiles form them from the decoded weights (avx2_int_dots), without decoding where that is exact:
 // of_token(xq) prepares the quad (broadcast) once for every row, lanes(n, token) takes the rows.
 // Q4_1: the weight is the nibble, unsigned.
-struct q4_1_layout {
-    using group = quant::block_q4_1_x16;
+struct q4_1_layout : quant::q4_1_x16_access {
     using act = quant::block_q8_1;
     static constexpr bool has_min = true;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_1_x16_line(g, b, k); }
-    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_1_x16_d(g, b); }
-    static const uint16_t * m(const group * g, int64_t b) { return quant::q4_1_x16_m(g, b); }
     struct token { __m256i xq; };
     static token of_token(__m256i xq) { return {xq}; }
     static __m256i lanes(__m256i n, const token & t) { return avx2_int_dots::unsigned_lanes(n, t.xq); }
 };
 // Q4_0: the weight n - 8, its pair sums n * x less 8 * x.
-struct q4_0_layout {
-    using group = quant::block_q4_0_x16;
+struct q4_0_layout : quant::q4_0_x16_access {
     using act = quant::block_q8_0;
     static constexpr bool has_min = false;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return quant::q4_0_x16_line(g, b, k); }
-    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_0_x16_d(g, b); }
-    static const uint16_t * m(const group *, int64_t) { return nullptr; }
     struct token { __m256i xq, x8; };
     static token of_token(__m256i xq) { return {xq, avx2_int_dots::q4_x8(xq)}; }
     static __m256i lanes(__m256i n, const token & t) { return avx2_int_dots::q4_lanes(n, t.xq, t.x8); }

@@ -44,12 +44,13 @@ using quant::k_x16_rows;
 
 // A layout L gives: group, block (the GGUF block), act (the activations' block), prompt (the block step's prompt
 // format of the GGUF rows), has_min, scales_first (whether a block's scales precede its quads in memory), offset
-// (what the levels exceed the weights by: the chain's start undoes it), qs(g, b, k) (quad k of block b's 16 rows,
-// from the group at g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums), has_fifth and qh(g, b)
-// (Q5_0: their 16 32-bit words of fifth bits; the others: nullptr), nibbles (whether a line of qs holds two quads of
-// elements as nibbles, or one as bytes: Q8_0, whose qs(g, b, k) then runs to k = 7), pair_scales (whether a group of
-// two blocks holds both blocks' quads before their scales: Q8_0) and levels(v) (the unsigned levels of 64 nibbles, or
-// bytes, before the fifth bits). layout_defaults holds what most of them share.
+// (what the levels exceed the weights by: the chain's start undoes it), line(g, b, k) (quad k of block b's 16 rows,
+// from the group at g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums; Q4_1's, Q4_0's and
+// IQ4_NL's accessors are their quant layouts'), has_fifth and qh(g, b) (Q5_0: their 16 32-bit words of fifth bits;
+// the others: nullptr), nibbles (whether a line of qs holds two quads of elements as nibbles, or one as bytes: Q8_0,
+// whose line(g, b, k) then runs to k = 7), pair_scales (whether a group of two blocks holds both blocks' quads before
+// their scales: Q8_0) and levels(v) (the unsigned levels of 64 nibbles, or bytes, before the fifth bits).
+// layout_defaults holds what most of them share.
 struct layout_defaults {
     static constexpr bool has_min = false;
     static constexpr bool scales_first = false;
@@ -62,27 +63,21 @@ struct layout_defaults {
     static const uint8_t * qh(const G *, int64_t) { return nullptr; }
     static __m512i levels(__m512i n) { return n; }
 };
-struct q4_1_layout : layout_defaults {
-    using group = quant::block_q4_1_x16;
+struct q4_1_layout : layout_defaults, quant::q4_1_x16_access {
+    using quant::q4_1_x16_access::m;
     using block = quant::block_q4_1;
     using act = quant::block_q8_1;
     using prompt = block_step_min_avx512::format<block, block_step_ref::matmul_q4_1_x16>;
     static constexpr bool has_min = true;
     static constexpr int32_t offset = 0;
-    static const uint8_t * qs(const group * g, int64_t b, int k) { return quant::q4_1_x16_line(g, b, k); }
-    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_1_x16_d(g, b); }
-    static const uint16_t * m(const group * g, int64_t b) { return quant::q4_1_x16_m(g, b); }
 };
 // Q4_0: the weight n - 8 (kernels/simd/int8-weights.h), so the levels are the nibbles and the offset 8.
-struct q4_0_layout : layout_defaults {
-    using group = quant::block_q4_0_x16;
+struct q4_0_layout : layout_defaults, quant::q4_0_x16_access {
     using block = quant::block_q4_0;
     using act = quant::block_q8_0;
     using prompt = block_step_avx512::format<block, block_step_ref::matmul_q4_0_x16, false>;
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 8;
-    static const uint8_t * qs(const group * g, int64_t b, int k) { return quant::q4_0_x16_line(g, b, k); }
-    static const uint16_t * d(const group * g, int64_t b) { return quant::q4_0_x16_d(g, b); }
 };
 // IQ4_NL: the table's level (-127 .. 113) + 128, unsigned, and the offset 128.
 struct iq4_nl_layout : q4_0_layout {
@@ -103,7 +98,7 @@ struct q5_0_layout : layout_defaults {
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 16;
     static constexpr bool has_fifth = true;
-    static const uint8_t * qs(const group * g, int64_t b, int k) { return g[b / 2].blk[b % 2].qs[k][0]; }
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].blk[b % 2].qs[k][0]; }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
     static const uint8_t * qh(const group * g, int64_t b) { return g[b / 2].blk[b % 2].qh[0]; }
 };
@@ -117,7 +112,7 @@ struct q8_0_layout : layout_defaults {
     static constexpr int32_t offset = 128;
     static constexpr bool nibbles = false;
     static constexpr bool pair_scales = true;
-    static const uint8_t * qs(const group * g, int64_t b, int k) { return reinterpret_cast<const uint8_t *>(g[b / 2].qs[b % 2][k][0]); }
+    static const uint8_t * line(const group * g, int64_t b, int k) { return reinterpret_cast<const uint8_t *>(g[b / 2].qs[b % 2][k][0]); }
     static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
     static __m512i levels(__m512i v) { return _mm512_xor_si512(v, _mm512_set1_epi8(char(0x80))); }
 };
@@ -140,8 +135,8 @@ template <typename L>
 inline void unpack_block(const typename L::group * g, int64_t b, __m512i (&lo)[4], __m512i (&hi)[4]) {
     if constexpr (!L::nibbles) {
         for (int k = 0; k < 4; ++k) {
-            lo[k] = L::levels(_mm512_loadu_si512(L::qs(g, b, k)));
-            hi[k] = L::levels(_mm512_loadu_si512(L::qs(g, b, 4 + k)));
+            lo[k] = L::levels(_mm512_loadu_si512(L::line(g, b, k)));
+            hi[k] = L::levels(_mm512_loadu_si512(L::line(g, b, 4 + k)));
         }
         return;
     }
@@ -149,7 +144,7 @@ inline void unpack_block(const typename L::group * g, int64_t b, __m512i (&lo)[4
     __m512i qh = _mm512_setzero_si512();
     if constexpr (L::has_fifth) qh = _mm512_loadu_si512(L::qh(g, b));
     for (int k = 0; k < 4; ++k) {
-        const __m512i q = _mm512_loadu_si512(L::qs(g, b, k));
+        const __m512i q = _mm512_loadu_si512(L::line(g, b, k));
         lo[k] = L::levels(_mm512_and_si512(q, low4));
         hi[k] = L::levels(_mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
     }
