@@ -4,7 +4,7 @@
 // block_step_ref::matmul_q6_k on the original rows, whatever the tile. Included by avx512-int-dots.h only
 // (AVX-512 + VNNI), internal linkage as tiling.h.
 //
-// NOTE(q6-k-x16): why. The one-row kernel (matmul-k.cpp tile_q6_k_at) spends a maddubs and a dpwssd on every
+// NOTE(q6-k-x16): why. The one-row kernel (matmul-k.cpp tile_q6_k) spends a maddubs and a dpwssd on every
 // 64 (row, token) multiply-adds, plus each pair's reduction of its lanes: on the AMD EPYC Qwen2.5-Coder-1.5B
 // Q4_K_M's prefill took as long in its Q6_K matrices (15 % of the multiply-adds) as half of what the Q4_K ones
 // (85 %, repacked: NOTE(q4-k-x16)) took. Here a row is a lane: one 64-byte load of ql quads and one of qh quads

@@ -16,8 +16,8 @@
 // d_w * d_x, chain), so a row's bits do not depend on its slot or on its neighbours. Prompts (2..4 tokens a
 // tile) fill the slots with 4 adjacent rows, so each unpacked weight chunk serves 4 tokens and the
 // per-super-block work is shared by 16 pairs. Up to 7 tokens (decode, a few streams; 1..4 tokens a chunk) the
-// slots take 4 rows a quarter of the range apart instead (tiling.h few_tokens): 4 adjacent rows, interleaved, came from
-// memory at half the rate on the AMD EPYC (1536-wide rows; software prefetch did not close the gap), while
+// slots take 4 rows a quarter of the range apart instead (tiling.h few_tokens): 4 adjacent rows, interleaved, came
+// from memory at half the rate on the AMD EPYC (1536-wide rows; software prefetch did not close the gap), while
 // rows far apart stream at full rate and still share the headers' unpacking and the reductions (one token:
 // 1.55x the old one-row-in-every-slot tiles from memory). On the avx512 level 8 tokens and more take 16-token
 // lanes instead (avx512-q4-k-lanes.h). Q6_K's float work is already 8 lanes per pair; with rows up to
@@ -68,14 +68,15 @@ using quant::block_q8_k;
 using quant::block_q4_k_x16;
 using quant::k_x16_rows;
 
-// Q4_K, G rows (1..4) x T tokens (1..4), row g at rows[g]. Slot s of the 4 holds row min(s, G - 1); headers are
-// loaded in slot pairs (0, 2) and (1, 3), one row per 128-bit lane, which the reductions below expect.
+// Q4_K, G rows (1..4) x T tokens (1..4), row g at w + g * wb (adjacent rows, or a few tokens' sets a stride apart:
+// tiling.h few_tokens). Slot s of the 4 holds row min(s, G - 1); headers are loaded in slot pairs (0, 2) and (1, 3),
+// one row per 128-bit lane, which the reductions below expect.
 template <int G, int T>
-void tile_q4_k_at(const block_q4_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
+void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     static_assert(G >= 1 && G <= 4 && T >= 1 && T <= 4, "a Q4_K tile has 1..4 rows and 1..4 tokens");
     const int64_t nb = n_in / quant::qk_k;
     const block_q4_k * wr[4];
-    for (int s = 0; s < 4; ++s) wr[s] = rows[s < G ? s : G - 1];
+    for (int s = 0; s < 4; ++s) wr[s] = reinterpret_cast<const block_q4_k *>(w + size_t(s < G ? s : G - 1) * wb);
     const block_q8_k * xr[T];
     for (int t = 0; t < T; ++t) xr[t] = reinterpret_cast<const block_q8_k *>(x + size_t(t) * xb);
     // Per token: lanes 0..3 the scale chains of lanes/rows 0..3, lanes 4..7 their min chains.
@@ -135,14 +136,6 @@ void tile_q4_k_at(const block_q4_k * const * rows, const char * x, size_t xb, in
         _mm_store_ps(out, _mm_sub_ps(_mm256_castps256_ps128(chain[t]), _mm256_extractf128_ps(chain[t], 1)));
         for (int r = 0; r < G; ++r) y[t * ldy + r] = out[r];
     }
-}
-
-// Q4_K, G adjacent rows from w (row stride wb) x T tokens.
-template <int G, int T>
-void tile_q4_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-    const block_q4_k * rows[G];
-    for (int g = 0; g < G; ++g) rows[g] = reinterpret_cast<const block_q4_k *>(w + size_t(g) * wb);
-    tile_q4_k_at<G, T>(rows, x, xb, n_in, y, ldy);
 }
 
 // Q5_K, R rows x T tokens: per (row, token) and super-block the exact integer lanes of sum_j sc_j * dot_j
@@ -245,11 +238,12 @@ struct q6_k_acc<R, T, true> {
     }
 };
 
-// How a Q6_K tile prefetches: not at all (one token), each row this many super-blocks ahead (a few tokens' spread
-// sets: NOTE(q6-k-sets-prefetch)), or the next tile's rows (the prompt tiles of adjacent rows, NOTE(next-tile-prefetch)).
+// How a Q6_K tile prefetches: not at all (one token), each row this many super-blocks ahead (a few tokens' sets
+// spread over the range: NOTE(q6-k-sets-prefetch)), or the next tile's rows (the prompt tiles of adjacent rows,
+// NOTE(next-tile-prefetch)).
 enum class q6_k_prefetch { none, ahead, next_tile };
-// A few tokens' Q6_K tiles (2 to 4, the rows streamed once: tiling.h few_tokens) ask each row's super-block this many ahead
-// into L1 as they read one. NOTE(q6-k-sets-prefetch): their work per byte is 2 to 4 times one token's, and from
+// A few tokens' Q6_K tiles (2 to 4, the rows streamed once: tiling.h few_tokens) ask each row's super-block this many
+// ahead into L1 as they read one. NOTE(q6-k-sets-prefetch): their work per byte is 2 to 4 times one token's, and from
 // memory the hardware prefetcher alone left them at half the rate they reach in L3: the scratch one-matmul
 // program, 8960 -> 1536 on 2 threads, `avx2` on the AMD EPYC (Zen 4), 2 and 4 tokens 57-58 and 80-86 G
 // multiply-adds a second from memory without, 85-87 and 120 with (4 super-blocks ahead: 77 and 113-117); one
@@ -260,11 +254,13 @@ constexpr int64_t k_q6_k_sets_prefetch_blocks = 8;
 // Q6_K, R rows x T tokens: per (row, token) and super-block ggml's 8 int32 lanes (NOTE(k-matmul-ggml)), each
 // starting at -32 * (sc * xsum) of sub-blocks 2l and 2l + 1 (the scales times -32 still fit 16 bits, so one
 // madd with the activations' 16-element sums), the weights' part added by int_dots::q6_k_lanes; then the level's
-// float step (q6_k_acc). A row's operations are the same in every tile shape (NOTE(k-matmul-tiles)). P: the prefetch
-// (q6_k_prefetch; next_tile reads the row stride wb; past a row's end a prefetch only costs a read).
+// float step (q6_k_acc). A row's operations are the same in every tile shape (NOTE(k-matmul-tiles)). Row r at w + r *
+// wb (adjacent rows, or a few tokens' sets a stride apart); P: the prefetch (past a row's end it only costs a read).
 template <int R, int T, q6_k_prefetch P>
-void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy, size_t wb = 0) {
+void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
     const int64_t nb = n_in / quant::qk_k;
+    const block_q6_k * rows[R];
+    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb);
     q6_k_acc<R, T, int_dots::q6_k_block_step> acc;
     for (int64_t b = 0; b < nb; ++b) {
         const block_q8_k * xs[T];
@@ -275,7 +271,7 @@ void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, in
         }
         if constexpr (P == q6_k_prefetch::ahead)
             for (int r = 0; r < R; ++r) prefetch_object<_MM_HINT_T0>(rows[r] + b + k_q6_k_sets_prefetch_blocks);
-        if constexpr (P == q6_k_prefetch::next_tile) prefetch_next_tile<R, block_q6_k>(reinterpret_cast<const char *>(rows[0]), wb, b);
+        if constexpr (P == q6_k_prefetch::next_tile) prefetch_next_tile<R, block_q6_k>(w, wb, b);
         // Unrolled, so each row's accumulators are registers (a loop over r kept them in memory).
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
@@ -293,14 +289,6 @@ void tile_q6_k_at(const block_q6_k * const * rows, const char * x, size_t xb, in
     acc.store(y, ldy);
 }
 
-// Q6_K, R adjacent rows from w (row stride wb) x T tokens; with several tokens the next tile's rows prefetched.
-template <int R, int T>
-void tile_q6_k(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in, float * y, int64_t ldy) {
-    const block_q6_k * rows[R];
-    for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const block_q6_k *>(w + size_t(r) * wb);
-    tile_q6_k_at<R, T, (T > 1 ? q6_k_prefetch::next_tile : q6_k_prefetch::none)>(rows, x, xb, n_in, y, ldy, wb);
-}
-
 template <int R, int T>
 struct q4_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
@@ -313,10 +301,18 @@ struct q5_k_kernel {
         tile_q5_k<R, T>(w, wb, x, xb, n, y, ldy);
     }
 };
+// Q6_K: the tile walk's tiles of adjacent rows (several tokens: the next tile's rows prefetched), and a few tokens'
+// sets (tiling.h few_tokens: each row prefetched ahead).
 template <int R, int T>
 struct q6_k_kernel {
     static void fn(const char * w, size_t wb, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        tile_q6_k<R, T>(w, wb, x, xb, n, y, ldy);
+        tile_q6_k<R, T, (T > 1 ? q6_k_prefetch::next_tile : q6_k_prefetch::none)>(w, wb, x, xb, n, y, ldy);
+    }
+};
+template <int R, int T>
+struct q6_k_set_kernel {
+    static void fn(const char * w, size_t stride, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
+        tile_q6_k<R, T, (T > 1 ? q6_k_prefetch::ahead : q6_k_prefetch::none)>(w, stride, x, xb, n, y, ldy);
     }
 };
 
@@ -324,16 +320,6 @@ struct q6_k_kernel {
 // rows then stream past activations held in L1), 4 rows sharing each activation load above that
 // (NOTE(k-matmul-tiles)).
 constexpr size_t k_q6_k_one_row_x = 16 * 1024;
-
-// A few tokens' Q6_K tiles: R rows a stride apart (tiling.h few_tokens), each row prefetched ahead (NOTE(q6-k-sets-prefetch)).
-template <int R, int T>
-struct q6_k_set_kernel {
-    static void fn(const char * w, size_t stride, const char * x, size_t xb, int64_t n, float * y, int64_t ldy) {
-        const block_q6_k * rows[R];
-        for (int r = 0; r < R; ++r) rows[r] = reinterpret_cast<const block_q6_k *>(w + size_t(r) * stride);
-        tile_q6_k_at<R, T, (T > 1 ? q6_k_prefetch::ahead : q6_k_prefetch::none)>(rows, x, xb, n, y, ldy);
-    }
-};
 
 // Below this many tokens Q4_K takes few_tokens over sets of 4 rows; from it on the tile walk (weights read once
 // per block of tokens, from L2) or the lanes. One 1536 -> 151936 matmul from memory on one thread, AMD EPYC,
@@ -378,8 +364,9 @@ void walk_q6_k(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
 // chunks find the panel in L2). NOTE(q4-k-x16-prefetch): with NextGroup, the next group's super-block is then asked
 // into L2 as this one's is read (the next group's copy follows this one): a second stream, as the AMX tiles'
 // NOTE(amx-prefetch). Qwen2.5-Coder-1.5B Q4_K_M decode on the Xeon (2 threads, interleaved runs): avx512 18.7 ->
-// 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as well: no faster). On the AMD EPYC (Zen 4) the same prefetch made the avx512 GEMV of one token slower, the
-// hardware's own prefetcher following the sequential read better alone: there kernels_for gives the level the
+// 19.4 tok/s, avx2 16.5 -> 17.0 (this group's own blocks ahead into L1 as well: no faster). On the AMD EPYC (Zen 4)
+// the same prefetch made the avx512 GEMV of one token slower, the hardware's own prefetcher following the sequential
+// read better alone: there kernels_for gives the level the
 // walk that leaves one token to it (x16_walk's PrefetchFrom 2; the Q6_K tiles likewise, avx512-q6-k-x16.h). From 2
 // tokens on the prefetch pays there too, as for the nibble formats' lanes (NOTE(x16-lanes-prefetch)):
 // Qwen2.5-Coder-1.5B Q4_K_M through Engine, 2 threads, interleaved, 2 streams 47-49 -> 48-56 tok/s, 4 streams 64-72
