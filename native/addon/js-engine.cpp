@@ -288,7 +288,9 @@ Napi::Value js_engine::close(const Napi::CallbackInfo & info) {
             napi_remove_env_cleanup_hook(env_, cleanup_hook, this);
             env_ = nullptr;
         }
-        // The notify TSFN is released only after the engine thread has stopped calling it.
+        // Stop now (engine::request_close); the worker only waits for the thread. The notify TSFN is
+        // released only after the engine thread has stopped calling it.
+        if (engine_) engine_->request_close();
         Ref();
         auto * worker = new close_worker(env, std::move(engine_), [this](Napi::Env e) {
             release_notify(e);

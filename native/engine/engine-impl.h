@@ -74,6 +74,7 @@ public:
     std::vector<engine_record> drain();
     engine_stats stats() const;
     void close();
+    void request_close();
 
     int32_t max_model_len() const { return max_model_len_; }
     int32_t kv_blocks_total() const { return kv_.n_blocks(); }

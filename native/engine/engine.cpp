@@ -132,14 +132,19 @@ engine_stats engine_impl::stats() const {
     return stats_;
 }
 
+void engine_impl::request_close() {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    closing_ = true;
+    inbox_cv_.notify_one();
+}
+
 void engine_impl::close() {
     {
         std::lock_guard<std::mutex> lock(inbox_mutex_);
         if (closed_) return;
-        closing_ = true;
         closed_ = true;
-        inbox_cv_.notify_one();
     }
+    request_close();
     if (thread_.joinable()) thread_.join();
 }
 
@@ -247,6 +252,7 @@ void engine::abort(uint64_t id) { impl_->abort(id); }
 std::vector<engine_record> engine::drain() { return impl_->drain(); }
 engine_stats engine::stats() const { return impl_->stats(); }
 void engine::close() { impl_->close(); }
+void engine::request_close() { impl_->request_close(); }
 int32_t engine::max_model_len() const { return impl_->max_model_len(); }
 int32_t engine::kv_blocks_total() const { return impl_->kv_blocks_total(); }
 

@@ -123,6 +123,11 @@ public:
     // Stops the thread (aborting what runs: each gets its abort record) and frees the KV pool. Blocks
     // until the thread has exited; twice is fine.
     void close();
+    // close()'s first half, which does not block: the thread stops at its next step boundary, and calls
+    // other than close() and drain() fail as after close(). The caller that cannot block here (the
+    // addon's JS thread) asks for it at once and leaves close()'s wait to a worker, so a request cannot
+    // run on for as long as that worker waits to be scheduled.
+    void request_close();
 
     int32_t max_model_len() const;
     int32_t kv_blocks_total() const;

@@ -1,5 +1,6 @@
 // Engine life cycle and the boundary's promises: exactly one finish per request, idempotent abort, close
 // twice, disposed after close, priority order, and errors for bad requests that leave the engine serving.
+import { pbkdf2 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DisposedError, Engine, type GenerateEvent, InvalidArgumentError, Model } from '../../lib/index.js';
 import { collect } from '../helpers/engine-run.js';
@@ -32,6 +33,23 @@ describe('engine life cycle', () => {
     }
     expect(() => engine.generate({ promptTokens: [1] })).toThrow(DisposedError);
     expect(() => engine.stats()).toThrow(DisposedError);
+  });
+
+  it('close stops what runs at once, even while every libuv thread is busy', async () => {
+    // close()'s wait for the engine thread runs on a libuv worker. Before the fix the stop itself was asked
+    // for there too, so with the pool busy a 100-token request (~15 ms) ran to its end ('length') first.
+    const model = await Model.load(stories260K);
+    const engine = await Engine.create(model, { kvCacheMemory: 1 << 20, threads: 1 });
+    try {
+      const running = collect(engine, { promptTokens: [1, 403], maxTokens: 100, ignoreEos: true });
+      const poolSize = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+      const busy = Array.from({ length: poolSize }, () => new Promise<void>((resolve) => pbkdf2('x', 'y', 300_000, 32, 'sha256', () => resolve())));
+      await engine.close();
+      expect((await running).last.finishReason).toBe('abort');
+      await Promise.all(busy);
+    } finally {
+      model.dispose();
+    }
   });
 
   it('an already-aborted signal ends at once; aborting after the finish is a no-op', async () => {
