@@ -25,15 +25,21 @@ inline __m128 token_scales(const char * x, size_t xb, int64_t b) {
     return _mm_cvtph_ps(h);
 }
 
-// A weight row's block scale (F16) times each token's: lane t of both 128-bit halves holds pair t's product.
+// A weight row's block scale (F16) times each token's: lane t of both 128-bit halves holds pair t's product. A tile of
+// one token takes its one product with a scalar multiply and a broadcast, already in all 8 lanes, which saves the
+// one-token tile (decode) a vector multiply, an insert and a shuffle per row and block.
+template <int T>
 inline __m256 row_scales(uint16_t dw, __m128 dx) {
+    if constexpr (T == 1) return _mm256_set1_ps(_cvtsh_ss(dw) * _mm_cvtss_f32(dx));
     const __m128 s = _mm_mul_ps(_mm_set1_ps(_cvtsh_ss(dw)), dx);
     return _mm256_set_m128(s, s);
 }
 
 // Pair t's product in all 8 lanes (t a constant once the tile's token loop is unrolled: one vshufps, which
 // leaves the registers a variable permute's index vectors would take).
+template <int T>
 inline __m256 pair_scale(__m256 row, int t) {
+    if constexpr (T == 1) return row;
     switch (t) {
         case 0: return _mm256_shuffle_ps(row, row, 0x00);
         case 1: return _mm256_shuffle_ps(row, row, 0x55);

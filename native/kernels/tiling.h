@@ -130,16 +130,27 @@ void tile_walk(const void * w, size_t wb, const void * x, size_t xb, int64_t n_t
     });
 }
 
-// The matmul rows of a weight type whose blocks are 32 int8 weights against Q8_0 activations (Block: Q8_0,
-// Q4_0, Q5_0, IQ4_NL): the level's block-step kernels where its integer dots D have them (D::block_step,
-// AVX-512: docs/kernels.md, "Matrix products"), else the tile walk of K in llama.cpp's order.
-template <typename D, typename Block, template <int, int> class K, int R_ONE, int R_MANY>
+// The matmul rows of a weight type whose blocks are 32 int8 weights against Q8_0 or Q8_1 activations (Block: Q8_0,
+// Q4_0, Q5_0, IQ4_NL, Q4_1, Q5_1): the level's block-step kernels where its integer dots D have them
+// (D::block_step, AVX-512: docs/kernels.md, "Matrix products"), else K in llama.cpp's order: one token in sets of
+// S_ONE rows spread over the range (NOTE(one-token-sets)), more in the tile walk with tiles of R_MANY rows.
+//
+// NOTE(one-token-sets): one token's tile of one row is one FMA chain over the row's blocks, which waits on the FMA's
+// latency, and tiles of adjacent rows read side by side, which the hardware prefetcher follows poorly
+// (NOTE(next-tile-prefetch)). Sets of 4 rows a quarter of the range apart have neither. Measured with the scratch
+// one-matmul program on the AMD EPYC (Zen 4) at the avx2 level, Q8_0, G multiply-adds a second: 2048 -> 2048 from
+// L3, 2 threads, one-row tiles 39-49, sets of 4 rows 57-59 (2 rows 54-57, 8 rows 56-57), adjacent 2 and 4 rows
+// 27-54 and 56-57; 2048 -> 5632 from memory, 30-34 -> 35-36 (sets of 8 rows: 29-30; adjacent 4 rows: 20-22). With
+// the one-token scale product of kernels/pair-scales.h as well, one thread from L2 (1024 -> 512): 23.8 -> 33.0.
+template <typename D, typename Block, template <int, int> class K, int S_ONE, int R_MANY>
 void int8_block_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0,
                      int64_t r1, float * y, int64_t ldy) {
     if constexpr (D::block_step)
         D::template block_step_rows<Block>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    else if (n_tok == 1)
+        few_tokens<K, S_ONE>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
     else
-        tile_walk<K, R_ONE, R_MANY>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+        tile_walk<K, 1, R_MANY>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 } // namespace

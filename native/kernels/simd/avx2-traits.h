@@ -91,12 +91,11 @@ struct avx2_traits {
     // The float matmul's n_in % 8 tail: added one product at a time after the horizontal sum (not in lanes).
     static constexpr bool tail_in_lanes = false;
 
-    // Tile shapes (kernels/tiling.h rows per tile): as many rows as the registers hold for several tokens.
-    // One token (decode) takes one row at a time: the weights then stream as one sequential read the
-    // hardware prefetcher follows, where interleaving adjacent rows (8 or 4 here before) read several
-    // streams a few KB apart in the same pages and roughly halved the GEMV's rate (docs/kernels.md).
+    // Tile shapes (kernels/tiling.h rows per tile): as many rows as the registers hold for several tokens. One
+    // token (decode) takes sets of rows spread over the range instead (NOTE(one-token-sets)): adjacent rows read
+    // side by side come from memory at about half the rate.
     static constexpr int float_rows_many = 2;
-    static constexpr int q8_rows_one = 1, q8_rows_many = 2, q4_rows_many = 2;
+    static constexpr int q8_sets_one = 4, q8_rows_many = 2, q4_rows_many = 2;
 
     // Rope: (x1, x0) in each pair, and lane 2i = a - b, lane 2i+1 = a + b.
     static f32 swap_pairs(f32 a) { return _mm256_permute_ps(a, 0xB1); }

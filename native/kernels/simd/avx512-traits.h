@@ -129,14 +129,13 @@ struct avx512_traits {
     // The float matmul's n_in % 16 tail: one more masked step in the lanes (zero lanes add exact zeros).
     static constexpr bool tail_in_lanes = true;
 
-    // Tile shapes (kernels/tiling.h rows per tile): as many rows as the registers hold for several tokens.
-    // One token (decode) takes one row at a time: the weights then stream as one sequential read the
-    // hardware prefetcher follows, where interleaving adjacent rows (8 or 4 here before) read several
-    // streams a few KB apart in the same pages and roughly halved the GEMV's rate (docs/kernels.md).
-    // q8_rows_many is the generic Q8_0 tile walk's, which this level does not take (its Q8_0, Q4_0, Q5_0 and
-    // IQ4_NL matmuls are the block-step kernels, avx512-block-step.h); Q4_1 and Q5_1 walk with the others.
+    // Tile shapes (kernels/tiling.h rows per tile): as many rows as the registers hold for several tokens. One
+    // token (decode) takes sets of rows spread over the range instead (NOTE(one-token-sets)).
+    // q8_sets_one, q8_rows_many and q4_rows_many are the generic int8 block walk's, which this level does not take:
+    // its Q8_0, Q4_0, Q5_0, IQ4_NL, Q4_1 and Q5_1 matmuls are the block-step kernels (avx512-block-step.h,
+    // avx512-block-step-min.h).
     static constexpr int float_rows_many = 4;
-    static constexpr int q8_rows_one = 1, q8_rows_many = 5, q4_rows_many = 4;
+    static constexpr int q8_sets_one = 4, q8_rows_many = 5, q4_rows_many = 4;
 
     // Rope: (x1, x0) in each pair, and lane 2i = a - b, lane 2i+1 = a + b.
     static f32 swap_pairs(f32 a) { return _mm512_shuffle_ps(a, a, 0xB1); }

@@ -114,10 +114,10 @@ void tile_q32(const char * w, size_t wb, const char * x, size_t xb, int64_t n_in
         for (int r = 0; r < R; ++r) {
             const W * wblk = reinterpret_cast<const W *>(w + size_t(r) * wb) + b;
             const typename D::row wr = D::of_row(F::weights(*wblk));
-            const __m256 scales = row_scales(wblk->d, dx);
+            const __m256 scales = row_scales<T>(wblk->d, dx);
             for (int t = 0; t < T; ++t) {
                 const __m256i p = D::lanes(wr, xt[t]);
-                acc[r][t] = _mm256_fmadd_ps(pair_scale(scales, t), _mm256_cvtepi32_ps(p), acc[r][t]);
+                acc[r][t] = _mm256_fmadd_ps(pair_scale<T>(scales, t), _mm256_cvtepi32_ps(p), acc[r][t]);
                 if constexpr (F::has_min) offset[r][t] += _cvtsh_ss(wblk->m) * sx[t];
             }
         }
@@ -136,27 +136,27 @@ struct q32_kernel {
     };
 };
 
-// One token's Q4_1 and Q5_1 tiles take 8 rows: a row's 8-lane accumulator is one FMA chain over its blocks, and
-// its offset a chain of adds, so a tile of one row waits on their latency. SmolLM2-135M Q4_1 decode through
-// Engine, 2 threads, on the Xeon (Sapphire Rapids): 1 row 51 tok/s, 4 rows 95, 8 rows 111 (avx512 before the
-// block step); 51, 86 and 93 on avx2. The weights of such a model come from cache; Q8_0's one-token tiles keep
-// 1 row, tuned for streaming from memory.
-constexpr int k_min_rows_one = 8;
+// One token's Q4_1 and Q5_1 tiles take sets of 8 rows (NOTE(one-token-sets)): a row's 8-lane accumulator is one FMA
+// chain over its blocks, and its offset a chain of adds, so a tile of few rows waits on their latency.
+// SmolLM2-135M Q4_1 decode through Engine, 2 threads, on the Xeon (Sapphire Rapids), in tiles of adjacent rows:
+// 1 row 51 tok/s, 4 rows 95, 8 rows 111 (avx512 before the block step); 51, 86 and 93 on avx2. The weights of such
+// a model come from cache; Q8_0's sets of 4 rows are tuned for streaming from memory.
+constexpr int k_min_sets_one = 8;
 
 } // namespace
 
-TM_MATMUL_ROWS_ENTRY(matmul_q8_0, int8_block_rows<int_dots, quant::block_q8_0, q32_kernel<int8_format<quant::block_q8_0>>::of, isa::q8_rows_one,
+TM_MATMUL_ROWS_ENTRY(matmul_q8_0, int8_block_rows<int_dots, quant::block_q8_0, q32_kernel<int8_format<quant::block_q8_0>>::of, isa::q8_sets_one,
                                                   isa::q8_rows_many>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_0, int8_block_rows<int_dots, quant::block_q4_0, q32_kernel<q4_0_format>::of, isa::q8_rows_one,
+TM_MATMUL_ROWS_ENTRY(matmul_q4_0, int8_block_rows<int_dots, quant::block_q4_0, q32_kernel<q4_0_format>::of, isa::q8_sets_one,
                                                   isa::q4_rows_many>)
-TM_MATMUL_ROWS_ENTRY(matmul_q4_1, int8_block_rows<int_dots, quant::block_q4_1, q32_kernel<q4_1_format>::of, k_min_rows_one,
+TM_MATMUL_ROWS_ENTRY(matmul_q4_1, int8_block_rows<int_dots, quant::block_q4_1, q32_kernel<q4_1_format>::of, k_min_sets_one,
                                                   isa::q4_rows_many>)
-TM_MATMUL_ROWS_ENTRY(matmul_q5_0, int8_block_rows<int_dots, quant::block_q5_0, q32_kernel<int8_format<quant::block_q5_0>>::of, isa::q8_rows_one,
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0, int8_block_rows<int_dots, quant::block_q5_0, q32_kernel<int8_format<quant::block_q5_0>>::of, isa::q8_sets_one,
                                                   isa::q4_rows_many>)
-TM_MATMUL_ROWS_ENTRY(matmul_q5_1, int8_block_rows<int_dots, quant::block_q5_1, q32_kernel<q5_1_format>::of, k_min_rows_one,
+TM_MATMUL_ROWS_ENTRY(matmul_q5_1, int8_block_rows<int_dots, quant::block_q5_1, q32_kernel<q5_1_format>::of, k_min_sets_one,
                                                   isa::q4_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, int8_block_rows<int_dots, quant::block_iq4_nl, q32_kernel<int8_format<quant::block_iq4_nl>>::of,
-                                                    isa::q8_rows_one, isa::q4_rows_many>)
+                                                    isa::q8_sets_one, isa::q4_rows_many>)
 #if defined(TM_KERNELS_AVX2)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, nibble_x16_avx2::rows<nibble_x16_avx2::q4_1_layout>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, nibble_x16_avx2::rows<nibble_x16_avx2::q4_0_layout>)
