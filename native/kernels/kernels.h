@@ -112,10 +112,10 @@ struct kernel_table {
     bool q6_k_x16;
     matmul_rows_kernel * matmul_q6_k_x16;
     // Whether Q4_1 (quant/q4-1-x16.h), Q4_0 and IQ4_NL (quant/q4-0-x16.h) and Q5_0 (quant/q5-0-x16.h; the last three
-    // in rows of a multiple of 64 weights) matmul weights are repacked at load for this table (model/repack.h): set by the avx512 level, whose kernels
-    // for up to 16 tokens take 16 rows in lanes there (NOTE(nibble-x16)), kept by the AMX level, whose tiles take the
-    // Q4_1, Q4_0 and IQ4_NL layouts from 16 tokens on (kernels/amx/matmul-q8-0.cpp), and for all but Q5_0 set by the
-    // avx2 level, whose kernels take 8 rows a ymm in llama.cpp's order (NOTE(nibble-x16-avx2)). Outside the entry
+    // in rows of a multiple of 64 weights) matmul weights are repacked at load for this table (model/repack.h): set by
+    // the avx512 level, whose kernels for up to 16 tokens take 16 rows in lanes there (NOTE(nibble-x16)), kept by the
+    // AMX level, whose tiles take the Q4_1, Q4_0 and IQ4_NL layouts from 16 tokens on (kernels/amx/matmul-q8-0.cpp),
+    // and set by the avx2 level, whose kernels take 8 rows a ymm in llama.cpp's order (NOTE(nibble-x16-avx2)). Outside the entry
     // list for that reason. A level that asks for a layout computes it with the bits of its own kernel of the GGUF
     // rows (the block step on the AVX-512 levels, llama.cpp's order on avx2); every other table's entry is the block
     // step's scalar reference.
@@ -163,6 +163,7 @@ TM_KERNEL_DECLARE_LEVEL
 matmul_rows_kernel matmul_q4_1_x16;
 matmul_rows_kernel matmul_q4_0_x16;
 matmul_rows_kernel matmul_iq4_nl_x16;
+matmul_rows_kernel matmul_q5_0_x16;
 }
 namespace avx512 {
 TM_KERNEL_DECLARE_LEVEL

@@ -1,4 +1,4 @@
-// Q5_0 rows repacked 16 at a time for the AVX-512 levels (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at
+// Q5_0 rows repacked 16 at a time for the AVX-512 and avx2 levels (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at
 // load"), as quant/q4-0-x16.h repacks Q4_0 (NOTE(nibble-x16)): one block_q5_0_x16 holds blocks 2h and 2h + 1 of 16
 // consecutive rows — the 32 F16 scales first, then for each block the 16 rows' 32-bit qh (the elements' fifth bits,
 // a row per int32 lane) and their nibbles interleaved so that one 64-byte load carries the same 4 bytes of qs of
@@ -29,6 +29,16 @@ static_assert(sizeof(block_q5_0_x16) == 2 * 16 * sizeof(block_q5_0), "16 rows of
 
 // Whether rows of n_in weights can take the layout (a whole number of block pairs).
 constexpr bool q5_0_x16_fits(int64_t n_in) { return n_in % (k_q5_0_x16_blocks * qk5_0) == 0; }
+
+// The layout as every kernel of it reads it (their layout descriptions derive from this): where block b of the group
+// whose first block pair is g keeps line k of its qs (bytes 4k .. 4k + 3 of the 16 rows), its 16 F16 scales and its
+// 16 rows' 32-bit words of fifth bits.
+struct q5_0_x16_access {
+    using group = block_q5_0_x16;
+    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].blk[b % 2].qs[k][0]; }
+    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
+    static const uint8_t * qh(const group * g, int64_t b) { return g[b / 2].blk[b % 2].qh[0]; }
+};
 
 // Row r's block b (of the group whose first block pair is g).
 block_q5_0 q5_0_x16_row_block(const block_q5_0_x16 * g, int64_t b, int r);

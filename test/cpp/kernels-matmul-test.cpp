@@ -896,11 +896,11 @@ TM_TEST("kernels: Q4_0 and IQ4_NL rows repacked 16 at a time give each level's b
     CHECK_THROWS_CODE(matmul_rows_for(kernels_get(), ggml_type::q4_1, weight_layout::q4_0_x16), invalid_argument);
 }
 
-// Q5_0 repacked 16 rows at a time at load for the avx512 level (quant/q5-0-x16.h: two blocks a group entry, each
-// with its rows' fifth bits): as the Q4_0 test above, with every level at 31 (nibble 15 and fifth bit set: the
-// weight 15) or at 0 (-16) at the largest scale against activations at -127 and +127, and random fifth bits in
-// the other rows.
-TM_TEST("kernels: Q5_0 rows repacked 16 at a time give the block step's bits at every level") {
+// Q5_0 repacked 16 rows at a time at load for the AVX-512 and avx2 levels (quant/q5-0-x16.h: two blocks a group entry,
+// each with its rows' fifth bits): as the Q4_0 test above (avx2's transposed accumulators against its tiles of the
+// GGUF rows), with every level at 31 (nibble 15 and fifth bit set: the weight 15) or at 0 (-16) at the largest scale
+// against activations at -127 and +127, and random fifth bits in the other rows.
+TM_TEST("kernels: Q5_0 rows repacked 16 at a time give each level's bits of the GGUF rows") {
     std::mt19937 rng(5016);
     const int64_t n_in = 32 * 14, n_out = 96, max_tok = 300, nb = n_in / quant::qk5_0;
     const size_t x_row = quant::row_bytes(ggml_type::q8_0, n_in), w_row = quant::row_bytes(ggml_type::q5_0, n_in);
@@ -930,7 +930,7 @@ TM_TEST("kernels: Q5_0 rows repacked 16 at a time give the block step's bits at 
 
     std::vector<float> want(size_t(n_out * max_tok));
     block_step_ref::matmul_q5_0(w.data(), w_row, xa.data(), x_row, max_tok, n_in, 0, n_out, want.data(), n_out);
-    check_x16_layout(&kernel_table::q5_0_x16, {true, false}, &kernel_table::matmul_q5_0_x16, &kernel_table::matmul_q5_0, ggml_type::q5_0,
+    check_x16_layout(&kernel_table::q5_0_x16, {true, true}, &kernel_table::matmul_q5_0_x16, &kernel_table::matmul_q5_0, ggml_type::q5_0,
                      weight_layout::q5_0_x16, packed, w_row, w, w_row, xa, x_row, n_in, n_out, max_tok, want);
     thread_pool pool(1);
     std::vector<float> y_odd(static_cast<size_t>(n_out));

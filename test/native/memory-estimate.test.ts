@@ -110,8 +110,8 @@ test('Q4_K weights are repacked at load when they fit the memory limit, mapped w
 
 // On avx512 and avx512+amx the Q4_1, Q4_0, IQ4_NL and Q5_0 matrices are copied 16 rows at a time into the layout the
 // avx512 lanes read (docs/kernels.md, "Q4_1, Q4_0, IQ4_NL and Q5_0 repacked at load"; all but Q4_1's rows a whole
-// number of 64-weight block pairs), at their file size, and on avx2 all but Q5_0 (its transposed accumulators); the
-// baseline keeps the file's rows. Repacked or mapped, the logits are the same bits: for decode, for 3 tokens (each
+// number of 64-weight block pairs), at their file size, and on avx2 too (its transposed accumulators); the baseline
+// keeps the file's rows. Repacked or mapped, the logits are the same bits: for decode, for 3 tokens (each
 // group read once for all three) and for a batch that takes the prompt tile on panels decoded from the groups (on
 // avx512+amx the tiles, on avx2 four tokens at a time).
 test.each([
@@ -132,7 +132,7 @@ test.each([
       .filter((t) => t.type === name && t.name !== 'token_embd.weight' && fits(t))
       .reduce((s, t) => s + t.bytes, 0);
     expect(layer).toBeGreaterThan(0);
-    const repacks = kernelLevel().startsWith('avx512') || (kernelLevel() === 'avx2' && type !== 'Q5_0');
+    const repacks = kernelLevel().startsWith('avx512') || kernelLevel() === 'avx2';
     expect(repacked.info.repackedBytes).toBe(repacks ? layer : 0);
     expect(repacked.info.weightBytes).toBe(tensorBytes);
     expect(mapped.info.repackedBytes).toBe(0);

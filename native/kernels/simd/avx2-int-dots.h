@@ -29,11 +29,13 @@ struct avx2_int_dots {
     // Unsigned weights wu of at most 15 (Q4_1's nibbles in their 16-row layout, kernels/simd/avx2-nibble-x16.h): the lane
     // sums of wu * x straight from maddubs (a pair at most 2 * 15 * 127).
     static __m256i unsigned_lanes(__m256i wu, __m256i xq) { return _mm256_madd_epi16(_mm256_maddubs_epi16(wu, xq), _mm256_set1_epi16(1)); }
-    // Q4_0: 8 * x pair-summed (int16 lanes), once per activation block ...
-    static __m256i q4_x8(__m256i xq) { return _mm256_maddubs_epi16(_mm256_set1_epi8(8), xq); }
-    // ... and the lane sums of (n - 8) * x, n the unsigned nibble: n * x - 8 * x.
-    static __m256i q4_lanes(__m256i wn, __m256i xq, __m256i x8) {
-        return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(wn, xq), x8), _mm256_set1_epi16(1));
+    // Q4_0 and Q5_0, whose weight is an unsigned level u less O (Q4_0: the nibble, O = 8; Q5_0: the nibble and the
+    // fifth bit, O = 16): O * x pair-summed (int16 lanes), once per activation block ...
+    template <int O>
+    static __m256i offset_x(__m256i xq) { return _mm256_maddubs_epi16(_mm256_set1_epi8(O), xq); }
+    // ... and the lane sums of (u - O) * x: u * x - O * x (u at most 31: a pair at most 2 * 31 * 127).
+    static __m256i offset_lanes(__m256i u, __m256i xq, __m256i xo) {
+        return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(u, xq), xo), _mm256_set1_epi16(1));
     }
     // Q8_0, Q4_0, Q5_0, IQ4_NL, Q4_1 and Q5_1 keep llama.cpp's order (NOTE(q8-matmul)), bitwise llama.cpp's AVX2 build:
     // the generic tiles serve every shape (no block-step kernels, kernels/tiling.h int8_block_rows).

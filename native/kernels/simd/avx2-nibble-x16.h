@@ -1,7 +1,7 @@
-// The avx2 level's kernels for Q4_1 (quant/q4-1-x16.h, against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h, against
-// Q8_0) on rows repacked 16 at a time, in llama.cpp's order (NOTE(q8-matmul)): bit for bit the level's tiles of the
-// GGUF rows (matmul-q32.cpp), whatever the token count. Included by matmul-q32.cpp on the AVX2 level only; internal
-// linkage as tiling.h.
+// The avx2 level's kernels for Q4_1 (quant/q4-1-x16.h, against Q8_1), Q4_0 and IQ4_NL (quant/q4-0-x16.h) and Q5_0
+// (quant/q5-0-x16.h, these three against Q8_0) on rows repacked 16 at a time, in llama.cpp's order
+// (NOTE(q8-matmul)): bit for bit the level's tiles of the GGUF rows (matmul-q32.cpp), whatever the token count.
+// Included by matmul-q32.cpp on the AVX2 level only; internal linkage as tiling.h.
 //
 // NOTE(nibble-x16-avx2): why. On the GGUF rows one token's tile takes a (row, block) at a time: the 32 nibbles
 // unpacked, |w| and x signed by w, the scale product formed from two scalar F16 conversions and broadcast, Q4_1's
@@ -19,6 +19,8 @@
 // EPYC, `TOKENMILL_ISA=avx2`, through Engine: a TinyLlama-shape Q4_1 model 26 against 45 tok/s). Two to 4 tokens
 // share each line's unpacking in two passes of 8 rows over each chunk of k_chunk_blocks blocks, with fewer lines per
 // pass so that the accumulators stay in registers (at most 8, and Q4_1's per-token minimum sums beside them).
+// Q5_0's fifth bits are added to each line's nibbles once for all the pass's tokens (add_fifth_bits): about 11
+// operations per half line where its GGUF rows decode each (row, block) apart.
 #pragma once
 
 #include "kernels/simd/avx2-int-dots.h"
@@ -26,6 +28,7 @@
 #include "quant/iq4-nl.h"
 #include "quant/q4-0-x16.h"
 #include "quant/q4-1-x16.h"
+#include "quant/q5-0-x16.h"
 #include "quant/q8-0.h"
 #include "quant/q8-1.h"
 
@@ -47,26 +50,39 @@ constexpr int k_lines = 4;        // 64-byte lines of qs per block, each holding
 constexpr int k_max_tokens = 4;   // tokens per pass over a group
 
 // A layout L gives: group, line(g, b, k) (line k of block b's qs, 16 rows x 4 bytes), d(g, b) and with has_min m(g, b)
-// (the 16 rows' F16 scales and minimums) — the quant layout's own accessors, which it derives from —, act (the
-// activations' block), has_min, and
-// the exact int32 lane sums of 8 rows' quads of unsigned nibbles n (bytes 0 .. 15) against a token's quad, as the
-// level's tiles form them from the decoded weights (avx2_int_dots), without decoding where that is exact:
-// of_token(xq) prepares the quad (broadcast) once for every row, lanes(n, token) takes the rows.
+// (the 16 rows' F16 scales and minimums), with has_fifth qh(g, b) (the 16 rows' 32-bit words of fifth bits) — the
+// quant layout's own accessors, which it derives from —, act (the activations' block), has_min, has_fifth, and the
+// exact int32 lane sums of 8 rows' quads of unsigned levels n (bytes 0 .. 15: the nibbles, with has_fifth and their
+// fifth bits) against a token's quad, as the level's tiles form them from the decoded weights (avx2_int_dots),
+// without decoding where that is exact: of_token(xq) prepares the quad (broadcast) once for every row, lanes(n,
+// token) takes the rows.
 // Q4_1: the weight is the nibble, unsigned.
 struct q4_1_layout : quant::q4_1_x16_access {
     using act = quant::block_q8_1;
     static constexpr bool has_min = true;
+    static constexpr bool has_fifth = false;
     struct token { __m256i xq; };
     static token of_token(__m256i xq) { return {xq}; }
     static __m256i lanes(__m256i n, const token & t) { return avx2_int_dots::unsigned_lanes(n, t.xq); }
 };
-// Q4_0: the weight n - 8, its pair sums n * x less 8 * x.
-struct q4_0_layout : quant::q4_0_x16_access {
+// The weight n - O of an unsigned level n: its pair sums n * x less O * x.
+template <int O>
+struct offset_levels {
+    struct token { __m256i xq, xo; };
+    static token of_token(__m256i xq) { return {xq, avx2_int_dots::offset_x<O>(xq)}; }
+    static __m256i lanes(__m256i n, const token & t) { return avx2_int_dots::offset_lanes(n, t.xq, t.xo); }
+};
+// Q4_0: the weight n - 8, n the nibble.
+struct q4_0_layout : quant::q4_0_x16_access, offset_levels<8> {
     using act = quant::block_q8_0;
     static constexpr bool has_min = false;
-    struct token { __m256i xq, x8; };
-    static token of_token(__m256i xq) { return {xq, avx2_int_dots::q4_x8(xq)}; }
-    static __m256i lanes(__m256i n, const token & t) { return avx2_int_dots::q4_lanes(n, t.xq, t.x8); }
+    static constexpr bool has_fifth = false;
+};
+// Q5_0: the weight n - 16, n the nibble and the fifth bit.
+struct q5_0_layout : quant::q5_0_x16_access, offset_levels<16> {
+    using act = quant::block_q8_0;
+    static constexpr bool has_min = false;
+    static constexpr bool has_fifth = true;
 };
 // IQ4_NL: the weight the table's level (a byte shuffle), signed: |w| against x signed by w.
 struct iq4_nl_layout : q4_0_layout {
@@ -78,6 +94,22 @@ struct iq4_nl_layout : q4_0_layout {
         return avx2_int_dots::q8_lanes(_mm256_sign_epi8(w, w), w, t.xq);
     }
 };
+
+// Q5_0: the fifth bits of 8 rows' elements 4k .. 4k + 3 (lo: line k's low nibbles) and 16 + 4k .. 16 + 4k + 3 (hi: its
+// high nibbles) — bits 4k .. 4k + 3 and 16 + 4k .. 16 + 4k + 3 of each row's word of qh, an int32 lane a row — as bit 4
+// of those elements' bytes: the lane's byte holding the 4 bits copied to its 4 bytes, each byte tested for its own.
+inline void add_fifth_bits(__m256i & lo, __m256i & hi, const uint8_t * qh, int k) {
+    const __m256i bits = _mm256_srl_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(qh)), _mm_cvtsi32_si128(4 * k));
+    const __m256i byte0 = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12, 0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+    const __m256i byte2 = _mm256_add_epi8(byte0, _mm256_set1_epi8(2));
+    const __m256i own = _mm256_set1_epi32(0x08040201);
+    const __m256i fifth = _mm256_set1_epi8(0x10);
+    const auto set = [&](__m256i pattern) {
+        return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, pattern), own), own), fifth);
+    };
+    lo = _mm256_or_si256(lo, set(byte0));
+    hi = _mm256_or_si256(hi, set(byte2));
+}
 
 // Quad k (bytes 4k .. 4k + 3) of a token's block, in every int32 lane.
 inline __m256i token_quad(const int8_t * qs, int k) {
@@ -127,6 +159,7 @@ void pass(const typename L::group * g, int64_t b0, int64_t b1, const char * x, s
                 const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(L::line(g, b, k) + 4 * k_half_rows * (h0 + h)));
                 lo[h] = _mm256_and_si256(q, low4);
                 hi[h] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+                if constexpr (L::has_fifth) add_fifth_bits(lo[h], hi[h], L::qh(g, b) + 4 * k_half_rows * (h0 + h), k);
             }
             for (int t = 0; t < T; ++t) {
                 const typename L::token tl = L::of_token(token_quad(xs[t]->qs, k)), th = L::of_token(token_quad(xs[t]->qs, k_lines + k));

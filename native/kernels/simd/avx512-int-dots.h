@@ -31,11 +31,13 @@ struct avx512_int_dots {
     static __m256i q8_lanes(__m256i wabs, __m256i wq, __m256i xq) {
         return _mm256_dpbusd_epi32(_mm256_setzero_si256(), wabs, _mm256_sign_epi8(xq, wq));
     }
-    // Q4_0: 8 * sum of each lane's 4 activations, once per activation block ...
-    static __m256i q4_x8(__m256i xq) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), xq); }
-    // ... and the lane sums of (n - 8) * x, n the unsigned nibble: n * x - 8 * x.
-    static __m256i q4_lanes(__m256i wn, __m256i xq, __m256i x8) {
-        return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wn, xq), x8);
+    // Q4_0, whose weight is an unsigned level u (the nibble) less O = 8: O * sum of each lane's 4 activations, once
+    // per activation block ...
+    template <int O>
+    static __m256i offset_x(__m256i xq) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(O), xq); }
+    // ... and the lane sums of (u - O) * x: u * x - O * x.
+    static __m256i offset_lanes(__m256i u, __m256i xq, __m256i xo) {
+        return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, xq), xo);
     }
 
     // Q8_0, Q4_0, Q5_0 and IQ4_NL, and Q4_1 and Q5_1 with their minimum: the block-step kernels of

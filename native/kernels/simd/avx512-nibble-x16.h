@@ -45,8 +45,8 @@ using quant::k_x16_rows;
 // A layout L gives: group, block (the GGUF block), act (the activations' block), prompt (the block step's prompt
 // format of the GGUF rows), has_min, scales_first (whether a block's scales precede its quads in memory), offset
 // (what the levels exceed the weights by: the chain's start undoes it), line(g, b, k) (quad k of block b's 16 rows,
-// from the group at g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums; Q4_1's, Q4_0's and
-// IQ4_NL's accessors are their quant layouts'), has_fifth and qh(g, b) (Q5_0: their 16 32-bit words of fifth bits;
+// from the group at g), d(g, b) and with has_min m(g, b) (their 16 F16 scales and minimums; Q4_1's, Q4_0's, IQ4_NL's
+// and Q5_0's accessors are their quant layouts'), has_fifth and qh(g, b) (Q5_0: their 16 32-bit words of fifth bits;
 // the others: nullptr), nibbles (whether a line of qs holds two quads of elements as nibbles, or one as bytes: Q8_0,
 // whose line(g, b, k) then runs to k = 7), pair_scales (whether a group of two blocks holds both blocks' quads before
 // their scales: Q8_0) and levels(v) (the unsigned levels of 64 nibbles, or bytes, before the fifth bits).
@@ -90,17 +90,14 @@ struct iq4_nl_layout : q4_0_layout {
     }
 };
 // Q5_0: the nibble and the fifth bit, the weight that minus 16.
-struct q5_0_layout : layout_defaults {
-    using group = quant::block_q5_0_x16;
+struct q5_0_layout : layout_defaults, quant::q5_0_x16_access {
+    using quant::q5_0_x16_access::qh;
     using block = quant::block_q5_0;
     using act = quant::block_q8_0;
     using prompt = block_step_avx512::format<block, block_step_ref::matmul_q5_0_x16, false>;
     static constexpr bool scales_first = true;
     static constexpr int32_t offset = 16;
     static constexpr bool has_fifth = true;
-    static const uint8_t * line(const group * g, int64_t b, int k) { return g[b / 2].blk[b % 2].qs[k][0]; }
-    static const uint16_t * d(const group * g, int64_t b) { return g[b / 2].d[b % 2]; }
-    static const uint8_t * qh(const group * g, int64_t b) { return g[b / 2].blk[b % 2].qh[0]; }
 };
 // Q8_0 (quant/q8-0-x16.h, the AMX tiles' layout): a line holds one quad of bytes of the 16 rows, a group's two blocks'
 // quads come before their scales; the level is the signed weight + 128 (its sign bit flipped), the offset 128.

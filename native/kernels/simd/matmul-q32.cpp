@@ -1,8 +1,8 @@
 // Matmul rows for the 32-element block formats, once per ISA: Q8_0, Q4_0, Q5_0 and IQ4_NL against Q8_0
 // activations, Q4_1 and Q5_1 against Q8_1. On AVX-512 all six take the block-step kernels instead
 // (avx512-block-step.h, NOTE(block-step-avx512); avx512-block-step-min.h, NOTE(block-step-min); through
-// int8_block_rows); the tiles below serve the AVX2 level on the GGUF rows, and its Q4_1, Q4_0 and IQ4_NL rows repacked at
-// load take avx2-nibble-x16.h's kernels of the same bits (NOTE(nibble-x16-avx2)).
+// int8_block_rows); the tiles below serve the AVX2 level on the GGUF rows, and its Q4_1, Q4_0, IQ4_NL and Q5_0 rows
+// repacked at load take avx2-nibble-x16.h's kernels of the same bits (NOTE(nibble-x16-avx2)).
 //
 // NOTE(q8-matmul): llama.cpp's order, the AVX2 level's (and the baseline's, block by block): one 8-lane float
 // accumulator per (row, token) pair; block b adds (d_w * d_x) times the block's int32 lane sums
@@ -15,7 +15,7 @@
 // its bytes, Q5_0 the nibble and fifth bit minus 16, IQ4_NL the nibble's level in the non-linear table (a
 // byte shuffle), Q4_1/Q5_1 the unsigned 4/5-bit value, all as int8 whose lane sums int_dots::q8_lanes forms
 // from |w| and x signed by w (maddubs + madd on AVX2, VNNI dpbusd on AVX-512); Q4_0 its unsigned nibbles n,
-// whose lane sums are n * x less 8 * x (int_dots::q4_lanes, the second once per token and block). For
+// whose lane sums are n * x less 8 * x (int_dots::offset_lanes, the second once per token and block). For
 // Q4_1/Q5_1 each pair also adds m_w * s_x per block into a float scalar added after the final hsum8 —
 // ggml's x86 arithmetic for these types.
 #include "kernels/pair-scales.h"
@@ -53,8 +53,8 @@ struct nibble_lanes {
     struct row { __m256i wn; };
     struct token { __m256i xq, x8; };
     static row of_row(__m256i wn) { return {wn}; }
-    static token of_token(__m256i xq) { return {xq, int_dots::q4_x8(xq)}; }
-    static __m256i lanes(const row & r, const token & t) { return int_dots::q4_lanes(r.wn, t.xq, t.x8); }
+    static token of_token(__m256i xq) { return {xq, int_dots::offset_x<8>(xq)}; }
+    static __m256i lanes(const row & r, const token & t) { return int_dots::offset_lanes(r.wn, t.xq, t.x8); }
 };
 
 // Each format: its weight and activation block types, whether it has a minimum (then the activation is
@@ -161,6 +161,7 @@ TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl, int8_block_rows<int_dots, quant::block_iq4_n
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, nibble_x16_avx2::rows<nibble_x16_avx2::q4_1_layout>)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_0_x16, nibble_x16_avx2::rows<nibble_x16_avx2::q4_0_layout>)
 TM_MATMUL_ROWS_ENTRY(matmul_iq4_nl_x16, nibble_x16_avx2::rows<nibble_x16_avx2::iq4_nl_layout>)
+TM_MATMUL_ROWS_ENTRY(matmul_q5_0_x16, nibble_x16_avx2::rows<nibble_x16_avx2::q5_0_layout>)
 #endif
 #if defined(TM_KERNELS_AVX512_X16)
 TM_MATMUL_ROWS_ENTRY(matmul_q4_1_x16, nibble_x16_avx512::rows<nibble_x16_avx512::q4_1_layout>)
