@@ -138,20 +138,20 @@ struct avx2_int_dots {
     template <int T>
     static void q6_k_lanes(const block_q6_k * w, const int8_t * const * xq, __m256i * lanes) {
         const __m256i low4 = _mm256_set1_epi8(0x0f);
-        const __m256i three = _mm256_set1_epi8(3);
+        const __m256i bits45 = _mm256_set1_epi8(0x30);
         const __m128i even_odd = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
         const __m256i scw = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w->scales)), even_odd));
         for (int h = 0; h < 2; ++h) {
             const __m256i ql0 = load256(w->ql + 64 * h);
             const __m256i ql1 = load256(w->ql + 64 * h + 32);
             const __m256i qh = load256(w->qh + 32 * h);
+            // qh's bit pair 2g of each byte shifted straight to bits 4 and 5 (the 16-bit shifts move other bits
+            // across bytes only outside them), one shift and one mask where shift, mask and shift back took three.
             __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), three), 4));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), three), 4));
+            q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45));
+            q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, bits45));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
             for (int g = 0; g < 4; ++g) {
                 // Scales 8h + 2g (word 4h + g of the even half) and 8h + 2g + 1 (of the odd half).
                 const int k = 4 * h + g;
