@@ -132,7 +132,7 @@ test.each([
       .filter((t) => t.type === name && t.name !== 'token_embd.weight' && fits(t))
       .reduce((s, t) => s + t.bytes, 0);
     expect(layer).toBeGreaterThan(0);
-    const repacks = kernelLevel().startsWith('avx512') || kernelLevel() === 'avx2';
+    const repacks = kernelLevel() !== 'baseline';
     expect(repacked.info.repackedBytes).toBe(repacks ? layer : 0);
     expect(repacked.info.weightBytes).toBe(tensorBytes);
     expect(mapped.info.repackedBytes).toBe(0);
