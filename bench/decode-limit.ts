@@ -3,9 +3,11 @@
 // NOTE(decode-limit): the shared host's read bandwidth swings from ~33 to ~63 GB/s within minutes (AMD EPYC,
 // 2 threads), so a limit read before or after a row could fall below what the row itself streamed (a decode
 // "share" of 117 %) or far above it. Right after each repetition's tokenmill decode the harness reads the
-// weights a decode step reads (model.measureWeightReadBandwidth: the pages of the model file that both engines
-// map), and divides each side's rate in that repetition by the limit of that reading: readings bytes/s over
-// the weight bytes per step. A row's share is the median of its per-repetition shares.
+// weights a decode step reads (model.measureWeightReadBandwidth: the pages tokenmill's decode streams — the file's,
+// or its copy repacked at load, in huge pages where the system grants them; llama.cpp streams the file's 4 KiB
+// pages, which may read slower: docs/kernels.md, "The decode bandwidth limit"), and divides each side's rate in
+// that repetition by the limit of that reading: readings bytes/s over the weight bytes per step. A row's share is
+// the median of its per-repetition shares.
 import { median } from './stats.js';
 import type { TokenmillSide } from './tokenmill-side.js';
 

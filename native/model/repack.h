@@ -15,13 +15,16 @@
 
 namespace tmill {
 
-struct aligned_free {
+// Unmaps the repacked bytes: an anonymous mapping of `length` bytes.
+struct unmap_pages {
+    size_t length = 0;
     void operator()(uint8_t * p) const;
 };
 
-// The repacked bytes (one allocation) that the repacked views point into.
+// The repacked bytes (one anonymous mapping, advised for huge pages: NOTE(huge-pages) in repack.cpp) that the
+// repacked views point into.
 struct repacked_weights {
-    std::unique_ptr<uint8_t[], aligned_free> bytes;
+    std::unique_ptr<uint8_t[], unmap_pages> bytes;
     size_t size = 0;
     size_t replaced = 0;   // the file bytes those replace
 };
