@@ -23,13 +23,13 @@ namespace {
 
 // NOTE(huge-pages): the copy is one anonymous mapping that starts on, and fills whole, 2 MiB x86-64 huge pages,
 // advised for transparent huge pages before its first touch, so that where the system grants them (THP "always",
-// or "madvise" as here) a decode step streams the weights through 512 times fewer page translations. On the AMD
-// EPYC (Zen 4), `avx512`, the synthetic TinyLlama-shape Q8_0 model repacked, through Engine, both loads in one
-// process, 16 alternated decodes of 32 tokens: 2 threads 43.5 -> 47.4 tok/s (medians; pairwise ratios 1.02-1.15
-// but one), 1 thread 23.8 -> 26.3; a one-token 2048 -> 5632 matmul streaming from memory on one thread 23-25 ->
-// 32-35 G multiply-adds a second. Without them the pages stay 4 KiB and nothing else changes. (Its own mapping,
-// not the allocator's: a copy below malloc's mmap threshold would share the heap's pages and outlive the model
-// there.)
+// or "madvise" as on the AMD EPYC below) a decode step streams the weights through 512 times fewer page
+// translations. On that AMD EPYC (Zen 4), `avx512`, the synthetic TinyLlama-shape Q8_0 model repacked, through
+// Engine, both loads in one process, 16 alternated decodes of 32 tokens: 2 threads 43.5 -> 47.4 tok/s (medians;
+// pairwise ratios 1.02-1.15 but one), 1 thread 23.8 -> 26.3; a one-token 2048 -> 5632 matmul streaming from memory
+// on one thread 23-25 -> 32-35 G multiply-adds a second. Without them the pages stay 4 KiB and nothing else
+// changes. (Its own mapping, not the allocator's: a copy below malloc's mmap threshold would share the heap's pages
+// and outlive the model there.)
 constexpr size_t k_huge_page = size_t(2) << 20;
 
 // An anonymous read-write mapping of `length` bytes (a multiple of k_huge_page) on a huge-page boundary, advised
