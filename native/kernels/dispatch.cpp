@@ -5,7 +5,7 @@
 
 namespace tmill::kernels {
 
-kernel_table kernels_for(isa_level level, cpu_vendor vendor) {
+kernel_table kernels_for(isa_level level, cpu_vendor vendor, bool avx512_bf16) {
     kernel_table t{};
     ref::fill(t);
     t.isa = "baseline";
@@ -19,6 +19,7 @@ kernel_table kernels_for(isa_level level, cpu_vendor vendor) {
             t.matmul_q4_k_x16 = avx512::matmul_q4_k_x16_hw_stream;
             t.matmul_q6_k_x16 = avx512::matmul_q6_k_x16_hw_stream;
         }
+        if (avx512_bf16) t.matmul_bf16 = avx512::matmul_bf16_dot;   // NOTE(bf16-dot)
         t.isa = "avx512";
     }
     if (level >= isa_level::avx512_amx) {
@@ -27,6 +28,8 @@ kernel_table kernels_for(isa_level level, cpu_vendor vendor) {
     }
     return t;
 }
+
+kernel_table kernels_for(isa_level level, cpu_vendor vendor) { return kernels_for(level, vendor, cpu_features_get().avx512_bf16); }
 
 kernel_table kernels_for(isa_level level) { return kernels_for(level, cpu_features_get().vendor); }
 

@@ -148,8 +148,11 @@ enum class isa_level : int { baseline = 0, avx2 = 1, avx512 = 2, avx512_amx = 3 
 const kernel_table & kernels_get();
 // The table for an explicit level (tests) as built for a CPU of `vendor`, which picks between kernels that give the
 // same bits and differ only in how they stream memory (avx512's matmul_q4_k_x16 and matmul_q6_k_x16 on AMD:
-// NOTE(q4-k-x16-prefetch)).
-// The caller must know the CPU supports `level`; the one-argument form takes this machine's vendor.
+// NOTE(q4-k-x16-prefetch)), and with or without AVX512-BF16, with which the AVX-512 levels multiply BF16 weights by
+// VDPBF16PS in llama.cpp's order for such CPUs (matmul_bf16_dot, NOTE(bf16-dot)) instead of FMAs on converted lanes.
+// The caller must know the CPU supports `level` (and AVX512-BF16 where asked); the shorter forms take this machine's
+// vendor and extension.
+kernel_table kernels_for(isa_level level, cpu_vendor vendor, bool avx512_bf16);
 kernel_table kernels_for(isa_level level, cpu_vendor vendor);
 kernel_table kernels_for(isa_level level);
 
@@ -157,6 +160,8 @@ kernel_table kernels_for(isa_level level);
 // sets every entry of t to that level's functions.
 namespace ref {
 TM_KERNEL_DECLARE_LEVEL
+// The BF16 pair-dot numerics of matmul_bf16_dot (NOTE(bf16-dot)), scalar.
+matmul_rows_kernel matmul_bf16_dot;
 }
 namespace avx2 {
 TM_KERNEL_DECLARE_LEVEL
@@ -167,6 +172,7 @@ matmul_rows_kernel matmul_q5_0_x16;
 }
 namespace avx512 {
 TM_KERNEL_DECLARE_LEVEL
+matmul_rows_kernel matmul_bf16_dot;   // needs AVX512-BF16
 matmul_rows_kernel matmul_q6_k_x16;
 matmul_rows_kernel matmul_q6_k_x16_hw_stream;
 matmul_rows_kernel matmul_q4_k_x16_hw_stream;
@@ -180,6 +186,7 @@ matmul_rows_kernel matmul_q8_0_x16;
 // the emulated AMX level hands small batches to it as the real one hands them to avx512.
 namespace avx512_emulated {
 TM_KERNEL_DECLARE_LEVEL
+matmul_rows_kernel matmul_bf16_dot;
 matmul_rows_kernel matmul_q6_k_x16;
 matmul_rows_kernel matmul_q6_k_x16_hw_stream;
 matmul_rows_kernel matmul_q4_k_x16_hw_stream;

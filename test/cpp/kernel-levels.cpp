@@ -29,10 +29,15 @@ const std::vector<kernel_level> & kernel_levels() {
         if (f.avx512) out.push_back({"avx512", kernels_for(isa_level::avx512), false});
         // The emulated levels start from the reference, as kernels_for builds every level: the members outside the
         // entry list (matmul_q8_0_x16) keep the reference where the level has no kernel of its own.
+        // As kernels_for builds the real ones for this CPU: with AVX512-BF16, BF16 weights take the pair dot.
+        auto emulated_bf16 = [&](kernel_table & t) {
+            if (f.avx512_bf16) t.matmul_bf16 = avx512_emulated::matmul_bf16_dot;
+        };
         if (f.avx2) {
             kernel_table t{};
             ref::fill(t);
             avx512_emulated::fill(t);
+            emulated_bf16(t);
             t.isa = "avx512-emulated";
             out.push_back({"avx512-emulated", t, true});
         }
@@ -41,6 +46,7 @@ const std::vector<kernel_level> & kernel_levels() {
             kernel_table t{};
             ref::fill(t);
             avx512_emulated::fill(t);
+            emulated_bf16(t);
             amx_emulated::fill(t);
             t.isa = "avx512+amx-emulated";
             out.push_back({"avx512+amx-emulated", t, true});

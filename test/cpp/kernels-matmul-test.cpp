@@ -296,6 +296,44 @@ TM_TEST("kernels: dispatch picks the machine's level and fills every entry") {
     }
 }
 
+// NOTE(bf16-dot): the pair-dot kernel, on the CPU where it has AVX512-BF16 and under emulation everywhere, gives its
+// scalar reference's bits in every tile shape: row lengths that are multiples of 32 (tinyBLAS's order; one of them
+// not of 64) and others (ggml_vec_dot_bf16's, with leftovers, and one shorter than a 64-element step). The values
+// span many binades, so the adds round and cancel; none is near the denormal range.
+TM_TEST("kernels: BF16 pair-dot matmuls give the scalar reference's bits in every tile shape") {
+    std::mt19937 rng(515);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_int_distribution<int> binade(-12, 12);
+    std::vector<std::pair<const char *, matmul_rows_fn>> kernels;
+    if (cpu_features_get().avx2) kernels.push_back({"avx512-emulated", avx512_emulated::matmul_bf16_dot});
+    if (cpu_features_get().avx512_bf16) kernels.push_back({"avx512", avx512::matmul_bf16_dot});
+    if (kernels.empty()) std::printf("  (no AVX2: neither the emulated nor the real pair-dot kernel can run here)\n");
+    const int64_t n_out = 37;
+    for (int64_t n_in : {int64_t(224), int64_t(512), int64_t(100), int64_t(40)}) {
+        std::vector<uint16_t> w(size_t(n_out * n_in)), x(size_t(9 * n_in));
+        for (auto * v : {&w, &x})
+            for (auto & e : *v) e = quant::fp32_to_bf16(std::ldexp(normal(rng), binade(rng)));
+        const size_t row = size_t(n_in) * 2;
+        for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(4), int64_t(5), int64_t(9)}) {
+            std::vector<float> want(size_t(n_out * n_tok));
+            ref::matmul_bf16_dot(w.data(), row, x.data(), row, n_tok, n_in, 0, n_out, want.data(), n_out);
+            for (const auto & [name, fn] : kernels) {
+                std::vector<float> got(want.size(), NAN);
+                // Two row ranges, so tiles and one-row leftovers start in the middle of the matrix too.
+                fn(w.data(), row, x.data(), row, n_tok, n_in, 0, 13, got.data(), n_out);
+                fn(w.data(), row, x.data(), row, n_tok, n_in, 13, n_out, got.data(), n_out);
+                const int d = std::memcmp(got.data(), want.data(), want.size() * 4) != 0;
+                if (d) std::fprintf(stderr, "    %s n_in=%lld n_tok=%lld: outputs differ from the reference\n", name, (long long)n_in, (long long)n_tok);
+                CHECK_EQ(d, 0);
+            }
+        }
+    }
+    if (cpu_features_get().avx512) {
+        CHECK(kernels_for(isa_level::avx512, cpu_vendor::intel, true).matmul_bf16 == &avx512::matmul_bf16_dot);
+        CHECK(kernels_for(isa_level::avx512, cpu_vendor::amd, false).matmul_bf16 == &avx512::matmul_bf16);
+    }
+}
+
 // Raw Q8_0 blocks over the whole int8 range (weights -128..127, activations -127..127 as the
 // quantizer makes them) and random F16 scales: the one-token rows and every multi-token tile shape
 // give bitwise the same outputs (their int32 lanes are formed differently), and stay near the reference.

@@ -42,6 +42,14 @@ describe('ISA isolation of the addon', () => {
     expect(users.filter((f) => !amxKernel(f))).toEqual([]);
   });
 
+  // AVX512-BF16 is not part of the avx512 level: only the BF16 pair-dot kernels, which kernels_for picks where the CPU
+  // has the extension (NOTE(bf16-dot)), may issue its instructions.
+  it('uses AVX512-BF16 instructions only in the BF16 pair-dot kernels', () => {
+    const users = [...functionsUsing(dump.stdout, /\b(vdpbf16ps|vcvtne2ps2bf16|vcvtneps2bf16)\b/)];
+    expect(users.length).toBeGreaterThan(0); // the pair-dot kernels are there and were seen
+    expect(users.filter((f) => !f.includes('avx512::') || !f.includes('bf16_dot'))).toEqual([]);
+  });
+
   it('uses 256-bit registers only in avx2 or avx512 kernels', () => {
     const users = [...functionsUsing(dump.stdout, /%ymm/)];
     expect(users.some((f) => f.includes('avx2'))).toBe(true);

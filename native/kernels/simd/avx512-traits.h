@@ -14,6 +14,15 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+// Functions that issue AVX512-BF16 instructions (NOTE(bf16-dot)): compiled for that extension on top of the library's
+// AVX-512 flags, so only they may use it, and run only where kernels_for found it. The emulated level has no such
+// instruction to allow (its stand-in is plain C++).
+#if defined(TM_KERNELS_AVX512_EMULATED)
+#define TM_AVX512_BF16_TARGET
+#else
+#define TM_AVX512_BF16_TARGET __attribute__((target("avx512bf16")))
+#endif
+
 namespace tmill::kernels {
 namespace {
 
@@ -65,6 +74,15 @@ struct avx512_traits {
     static f32 load_bf16(const uint16_t * p) {
         const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
         return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    // VDPBF16PS: lane j of acc plus the products of a's and b's BF16 pairs 2j + 1 and 2j, in that order, each add rounded
+    // (NOTE(bf16-dot-step)). AVX512-BF16 only: call it from TM_AVX512_BF16_TARGET functions.
+    TM_AVX512_BF16_TARGET static f32 dot_bf16_pairs(f32 acc, __m512i a, __m512i b) {
+#if defined(TM_KERNELS_AVX512_EMULATED)
+        return emulated::dpbf16_ps(acc, a, b);
+#else
+        return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b);
+#endif
     }
     static f32 round_f16(f32 x) { return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)); }
     static void store_f16(uint16_t * p, f32 x) {

@@ -12,6 +12,8 @@
 #include <simde/x86/avx512.h>
 #include <simde/x86/f16c.h>
 
+#include "kernels/bf16-dot-step.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -138,6 +140,16 @@ inline __m512d cvtps_pd(__m256 a) {
 inline __m256 cvtpd_ps(__m512d a) {
     struct { __m256d lo, hi; } s = bits<decltype(s)>(a);
     return _mm256_set_m128(_mm256_cvtpd_ps(s.hi), _mm256_cvtpd_ps(s.lo));
+}
+// VDPBF16PS lane by lane with the instruction's roundings (NOTE(bf16-dot-step)); SIMDe's adds the two products
+// before the accumulator, which rounds differently.
+inline __m512 dpbf16_ps(__m512 acc, __m512i a, __m512i b) {
+    f32x16 r = bits<f32x16>(acc);
+    uint16_t av[32], bv[32];
+    std::memcpy(av, &a, 64);
+    std::memcpy(bv, &b, 64);
+    for (int j = 0; j < 16; ++j) r.v[j] = bf16_dot_step::lane(r.v[j], av, bv, j);
+    return bits<__m512>(r);
 }
 inline __m512i zextsi256_si512(__m256i a) {
     struct { __m256i lo, hi; } r{a, _mm256_setzero_si256()};

@@ -6,11 +6,15 @@
 // horizontal sum in the level's order (isa::reduce_add). The same sequence in every tile shape, so results
 // are batch invariant; it is llama.cpp's prompt-path sgemm order when n_in % W == 0. F32 rows whose length
 // is not a multiple of W follow ggml_vec_dot_f32 instead (ggml-dot.h), as llama.cpp does: its tiled sgemm
-// declines those (e.g. stories260K's 172-wide feed-forward).
+// declines those (e.g. stories260K's 172-wide feed-forward). BF16 weights on a CPU with AVX512-BF16 take
+// matmul_bf16_dot instead (NOTE(bf16-dot)), llama.cpp's VDPBF16PS order there.
 #include "kernels/simd/isa.h"
 #include "kernels/simd/ggml-dot.h"
 #include "kernels/simd/loads.h"
 #include "kernels/tiling.h"
+#if defined(TM_KERNELS_AVX512_X16)
+#include "kernels/simd/avx512-bf16-dot.h"
+#endif
 
 namespace tmill::kernels::TM_KERNELS_LEVEL {
 
@@ -96,5 +100,8 @@ void float_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_
 TM_MATMUL_ROWS_ENTRY(matmul_f32, float_rows<f32_kernel>)
 TM_MATMUL_ROWS_ENTRY(matmul_f16, float_rows<f16_kernel>)
 TM_MATMUL_ROWS_ENTRY(matmul_bf16, float_rows<bf16_kernel>)
+#if defined(TM_KERNELS_AVX512_X16)
+TM_MATMUL_ROWS_ENTRY(matmul_bf16_dot, float_rows<bf16_dot_kernel>)
+#endif
 
 } // namespace tmill::kernels::TM_KERNELS_LEVEL
