@@ -80,7 +80,8 @@ struct bf16_kernel {
     }
 };
 
-// Up to 4 tokens: sets of 4 rows a quarter of the range apart (NOTE(few-token-sets)); more: the tile walk, whose
+// Up to 4 tokens: sets of 4 rows a quarter of the range apart (NOTE(few-token-sets)); more: the tile walk in tiles of
+// R_MANY rows (the level's float_rows_many, F16's f16_rows_many), whose
 // one-token tiles of 4 adjacent rows read F16 weights from memory at about half the read bandwidth. The scratch
 // one-matmul program, 2048 -> 5632 from memory, 2 threads, AMD EPYC (Zen 4), one interleaved round, G multiply-adds
 // a second: F16 1, 2 and 4 tokens avx2 15.5, 20.7 and 34.8 -> 22.0, 36.6 and 45.0, avx512 15.2, 28.8 and 47.2 ->
@@ -88,17 +89,17 @@ struct bf16_kernel {
 // tokens the walk's 4 x 4 tiles were faster on avx512.
 constexpr int64_t k_float_sets_max_tokens = 4;
 
-template <template <int, int> class K>
+template <template <int, int> class K, int R_MANY = isa::float_rows_many>
 void float_rows(const void * w, size_t wb, const void * x, size_t xb, int64_t n_tok, int64_t n_in, int64_t r0, int64_t r1, float * y,
                 int64_t ldy) {
     if (n_tok <= k_float_sets_max_tokens) few_tokens<K, 4>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
-    else tile_walk<K, 4, isa::float_rows_many>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
+    else tile_walk<K, 4, R_MANY>(w, wb, x, xb, n_tok, n_in, r0, r1, y, ldy);
 }
 
 } // namespace
 
 TM_MATMUL_ROWS_ENTRY(matmul_f32, float_rows<f32_kernel>)
-TM_MATMUL_ROWS_ENTRY(matmul_f16, float_rows<f16_kernel>)
+TM_MATMUL_ROWS_ENTRY(matmul_f16, float_rows<f16_kernel, isa::f16_rows_many>)
 TM_MATMUL_ROWS_ENTRY(matmul_bf16, float_rows<bf16_kernel>)
 #if defined(TM_KERNELS_AVX512_X16)
 TM_MATMUL_ROWS_ENTRY(matmul_bf16_dot, float_rows<bf16_dot_kernel>)
