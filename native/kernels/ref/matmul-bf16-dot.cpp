@@ -2,6 +2,7 @@
 // avx512 level's matmul_bf16_dot must give, on a CPU with AVX512-BF16 and under emulation.
 #include "kernels/bf16-dot-step.h"
 #include "kernels/kernels.h"
+#include "kernels/lane-sum-16.h"
 #include "quant/fp16.h"
 
 namespace tmill::kernels::ref {
@@ -16,20 +17,12 @@ void dot_step(float * acc, const uint16_t * a, const uint16_t * b) {
     for (int j = 0; j < k_lanes; ++j) acc[j] = bf16_dot_step::lane(acc[j], a, b, j);
 }
 
-// _mm512_reduce_add_ps's order: the halves, then their halves, then lanes (0 + 2) + (1 + 3).
-float reduce_add(const float * v) {
-    float h8[8], h4[4];
-    for (int i = 0; i < 8; ++i) h8[i] = v[8 + i] + v[i];
-    for (int i = 0; i < 4; ++i) h4[i] = h8[4 + i] + h8[i];
-    return (h4[0] + h4[2]) + (h4[1] + h4[3]);
-}
-
 float dot(const uint16_t * w, const uint16_t * x, int64_t n) {
     if (n % k_step == 0) {
         // tinyBLAS's order: one accumulator over the whole row.
         float acc[k_lanes] = {};
         for (int64_t i = 0; i < n; i += k_step) dot_step(acc, w + i, x + i);
-        return reduce_add(acc);
+        return lane_sum_16(acc);
     }
     // ggml_vec_dot_bf16's: two accumulators over steps of 64, their sums and the leftover products in double.
     float c1[k_lanes] = {}, c2[k_lanes] = {};
@@ -39,8 +32,8 @@ float dot(const uint16_t * w, const uint16_t * x, int64_t n) {
         dot_step(c2, w + i + k_step, x + i + k_step);
     }
     double sum = 0.0;
-    sum += double(reduce_add(c1));
-    sum += double(reduce_add(c2));
+    sum += double(lane_sum_16(c1));
+    sum += double(lane_sum_16(c2));
     for (; i < n; ++i) sum += double(quant::bf16_to_fp32(w[i]) * quant::bf16_to_fp32(x[i]));
     return float(sum);
 }

@@ -95,7 +95,7 @@ struct avx2_traits {
     // token (decode) takes sets of rows spread over the range instead (NOTE(one-token-sets)): adjacent rows read
     // side by side come from memory at about half the rate.
     // F16 weights as the other float types here (f16_rows_many: avx512-traits.h).
-    static constexpr int float_rows_many = 2, f16_rows_many = 2;
+    static constexpr int float_rows_many = 2, f16_rows_many = float_rows_many;
     static constexpr int q8_sets_one = 4, q8_rows_many = 2, q4_rows_many = 2;
 
     // Rope: (x1, x0) in each pair, and lane 2i = a - b, lane 2i+1 = a + b.

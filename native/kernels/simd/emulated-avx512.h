@@ -13,6 +13,7 @@
 #include <simde/x86/f16c.h>
 
 #include "kernels/bf16-dot-step.h"
+#include "kernels/lane-sum-16.h"
 
 #include <cstdint>
 #include <cstring>
@@ -55,13 +56,7 @@ inline __m256i maskz_loadu_epi16(__mmask16 k, const void * p) {
         if ((k >> i) & 1) std::memcpy(&r.v[i], static_cast<const int16_t *>(p) + i, 2);
     return bits<__m256i>(r);
 }
-inline float reduce_add_ps(__m512 a) {
-    const f32x16 s = bits<f32x16>(a);
-    float t3[8], t6[4];
-    for (int i = 0; i < 8; ++i) t3[i] = s.v[8 + i] + s.v[i];
-    for (int i = 0; i < 4; ++i) t6[i] = t3[4 + i] + t3[i];
-    return (t6[0] + t6[2]) + (t6[1] + t6[3]);
-}
+inline float reduce_add_ps(__m512 a) { return lane_sum_16(bits<f32x16>(a).v); }
 inline __m256 extractf32x8_ps(__m512 a, int hi) {
     const f32x16 s = bits<f32x16>(a);
     f32x8 r;
