@@ -42,7 +42,7 @@ void softcap_rows(float * x, int64_t n, float c) {
     for (int64_t i = 0; i < n; ++i) x[i] = c * std::tanh(x[i] * inv);
 }
 
-// Attention tasks per layer: (token, head) pairs are cut into this many ranges of about equal cost,
+// Attention tasks per layer: (token, KV head) pairs are cut into this many ranges of about equal cost,
 // claimed dynamically by the workers, so neither the causal triangle (later tokens attend to more keys)
 // nor a core slowed by another process leaves a worker idle.
 constexpr int64_t k_attn_tasks = 64;
@@ -221,8 +221,8 @@ void llama_forward::post_norm(const weight & w, int64_t n) {
 
 // Paged causal attention: token t of sequence s at position p attends to positions 0..p of s, or on a
 // sliding-window layer to positions p - n_swa + 1 .. p.
-// Work is cut into k_attn_tasks contiguous ranges of (token, KV head) pairs of about equal cost, each
-// task with its own scratch; a pair is the group of query heads that share that KV head.
+// Work is cut into contiguous ranges of (token, query head) units of about equal cost (NOTE(attention-split)),
+// each task with its own scratch.
 void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
     const int64_t hd = hp_.head_dim;
     const int64_t n_q = int64_t(hp_.n_head) * hd;
@@ -243,37 +243,53 @@ void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
     const uint16_t * v_layer = kv_.v_row(layer, 0, 0);   // (n_blocks, block_size, n_head_kv, head_dim) F16
     const size_t scratch_floats = kernels::attend_f16_heads_scratch(group, hd);
 
-    // Task c takes the pairs whose cumulative cost starts in [total * c / k_attn_tasks, total * (c + 1) /
-    // k_attn_tasks); a token's KV heads cost the same, so the boundaries are found per token.
+    // NOTE(attention-split): tasks are contiguous ranges of (token, query head) units of about equal cost,
+    // cut between KV groups when there are plenty of (token, KV head) pairs, and between single heads when
+    // there are fewer than two a thread. A one-token decode of SmolLM2-135M has 3 pairs: cut at pairs, one of
+    // 2 threads attended to two and the other waited. Cut at heads, each thread takes half of the 9 heads
+    // (one task per thread), calling the kernel once per KV group its range touches; attend_f16_heads gives
+    // each head the same bits whichever heads share a call, so the split changes no result.
+    const int64_t n_threads = std::min<int64_t>(pool_.n_threads(), k_attn_tasks);
+    const bool by_head = group > 1 && int64_t(batch.n_tokens) * n_kv_head < 2 * n_threads;
+    const int64_t unit_heads = by_head ? 1 : group;             // query heads per unit
+    const int64_t units_per_token = hp_.n_head / unit_heads;
+    const int64_t n_tasks = by_head ? n_threads : k_attn_tasks;
+    // Task c takes the units whose cumulative cost starts in [total * c / n_tasks, total * (c + 1) / n_tasks);
+    // a token's units cost the same, so the boundaries are found per token.
     int64_t total = 0;
-    for (int32_t t = 0; t < batch.n_tokens; ++t) total += n_kv_head * (int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead);
-    int64_t bounds[k_attn_tasks + 1];   // (k_attn_tasks + 1) first pair of each task, then n_pairs
+    for (int32_t t = 0; t < batch.n_tokens; ++t) total += units_per_token * (int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead);
+    int64_t bounds[k_attn_tasks + 1];   // (n_tasks + 1) first query head (t * n_head + h) of each task, then all heads
     {
         int64_t cum = 0, c = 0;
         for (int32_t t = 0; t < batch.n_tokens; ++t) {
             const int64_t cost = int64_t(batch.positions[t]) + 1 + k_attn_pair_overhead;
-            for (int64_t kvh = 0; kvh < n_kv_head; ++kvh, cum += cost) {
-                // pair (t, kvh) starts at cum; tasks whose share starts at or before it begin no later.
-                while (c <= k_attn_tasks - 1 && total * c <= cum * k_attn_tasks) bounds[c++] = int64_t(t) * n_kv_head + kvh;
+            for (int64_t u = 0; u < units_per_token; ++u, cum += cost) {
+                // unit (t, u) starts at cum; tasks whose share starts at or before it begin no later.
+                while (c <= n_tasks - 1 && total * c <= cum * n_tasks) bounds[c++] = int64_t(t) * hp_.n_head + u * unit_heads;
             }
         }
-        for (; c <= k_attn_tasks; ++c) bounds[c] = int64_t(batch.n_tokens) * n_kv_head;
+        for (; c <= n_tasks; ++c) bounds[c] = int64_t(batch.n_tokens) * hp_.n_head;
     }
     // NOTE(sliding window): the kernels visit keys 0..n_ctx-1 through a block table. A window that starts
     // at key w0 is handed to them as a table of single-slot blocks (block size 1, block stride = slot
     // stride) listing the window's slots, so they visit exactly keys w0..p in order — what llama.cpp's
     // flash attention computes, as it skips masked keys. Every block stays allocated (the cache does not
     // yet free blocks that left every window).
-    pool_.parallel_for(k_attn_tasks, [&](int64_t task) {
+    pool_.parallel_for(n_tasks, [&](int64_t task) {
         float * scratch = vacc_.data() + size_t(task) * scratch_floats;   // this task's kernel scratch
         int32_t * window = swa ? swa_rows_.data() + size_t(task) * size_t(n_swa) : nullptr;   // (n_swa) slots
         int64_t window_token = -1;   // the token whose window `window` holds
-        for (int64_t pair = bounds[task]; pair < bounds[task + 1]; ++pair) {
-            const int64_t t = pair / n_kv_head, kvh = pair % n_kv_head;
+        for (int64_t head = bounds[task]; head < bounds[task + 1];) {
+            const int64_t t = head / hp_.n_head, h0 = head % hp_.n_head;   // h0: this call's first query head
+            const int64_t kvh = h0 / group;
+            // The heads of this KV group that the task holds.
+            const int64_t n_heads = std::min(bounds[task + 1] - head, (kvh + 1) * group - h0);
+            head += n_heads;
             const seq_blocks & s = batch.seqs[batch.seq_index[t]];
             const int64_t kv_off = kvh * hd;
-            const int64_t h0 = kvh * group;   // first query head of this KV head's group
             const int32_t n_ctx = batch.positions[t] + 1;
+            const float * q = q_.data() + t * n_q + h0 * hd;
+            float * out = attn_.data() + t * n_q + h0 * hd;
             if (swa && n_ctx > n_swa) {
                 if (window_token != t) {
                     const int32_t w0 = n_ctx - n_swa;
@@ -283,13 +299,11 @@ void llama_forward::attention(uint32_t layer, const forward_batch & batch) {
                     }
                     window_token = t;
                 }
-                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, hp_.attn_softcap, n_swa, window, 1,
-                                     k_layer + kv_off, v_layer + kv_off, slot_stride, slot_stride,
-                                     attn_.data() + t * n_q + h0 * hd, scratch);
+                kt_.attend_f16_heads(q, n_heads, hd, scale, hp_.attn_softcap, n_swa, window, 1, k_layer + kv_off,
+                                     v_layer + kv_off, slot_stride, slot_stride, out, scratch);
             } else {
-                kt_.attend_f16_heads(q_.data() + t * n_q + h0 * hd, group, hd, scale, hp_.attn_softcap, n_ctx, s.table,
-                                     k_kv_block_size, k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride,
-                                     attn_.data() + t * n_q + h0 * hd, scratch);
+                kt_.attend_f16_heads(q, n_heads, hd, scale, hp_.attn_softcap, n_ctx, s.table, k_kv_block_size,
+                                     k_layer + kv_off, v_layer + kv_off, block_stride, slot_stride, out, scratch);
             }
         }
     });
