@@ -22,8 +22,9 @@ constexpr int pause_iterations = 1 << 10;  // the caller's wait for running task
 thread_pool::thread_pool(int n_threads) : n_threads_(n_threads) {
     TM_CHECK(n_threads >= 1 && n_threads <= 1024, invalid_argument,
              "thread_pool: n_threads must be in [1, 1024], got " + std::to_string(n_threads));
+    shares_.reset(new share[size_t(n_threads)]);
     workers_.reserve(size_t(n_threads - 1));
-    for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this] { worker_main(); });
+    for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
 
 thread_pool::~thread_pool() {
@@ -36,11 +37,11 @@ thread_pool::~thread_pool() {
     for (auto & t : workers_) t.join();
 }
 
-void thread_pool::work_on_current_job() {
+void thread_pool::work_on_current_job(int self) {
     uint64_t t = ticket_.load(std::memory_order_acquire);
     for (;;) {
         const uint32_t next = uint32_t(t), n_tasks = uint32_t(t >> 32);
-        if (next >= n_tasks) return;
+        if (next >= n_tasks) break;
         // Success means task `next` of the job that published this ticket is ours, and that job stays
         // current (fn_ and ctx_ stay its own) until we count the task done.
         if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
@@ -48,9 +49,25 @@ void thread_pool::work_on_current_job() {
         done_.fetch_add(1, std::memory_order_acq_rel);
         t = ticket_.load(std::memory_order_acquire);
     }
+    // The shares: this thread's own from the front, then each other thread's from the back. As with the ticket,
+    // a successful claim is a chunk of the job that owns the share now, current until the chunk is counted done.
+    for (int k = 0; k < n_threads_; ++k) {
+        share & sh = shares_[size_t((self + k) % n_threads_)];
+        const bool own = k == 0;
+        uint64_t r = sh.range.load(std::memory_order_acquire);
+        for (;;) {
+            const uint32_t front = uint32_t(r), back = uint32_t(r >> 32);
+            if (front >= back) break;
+            const uint64_t claimed = own ? r + 1 : r - (uint64_t(1) << 32);
+            if (!sh.range.compare_exchange_weak(r, claimed, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+            fn_(ctx_, int64_t(own ? front : back - 1));
+            done_.fetch_add(1, std::memory_order_acq_rel);
+            r = sh.range.load(std::memory_order_acquire);
+        }
+    }
 }
 
-void thread_pool::worker_main() {
+void thread_pool::worker_main(int index) {
     uint64_t seen = 0;
     for (;;) {
         uint64_t g = generation_.load(std::memory_order_acquire);
@@ -69,7 +86,7 @@ void thread_pool::worker_main() {
         // this worker looks at the ticket once more.
         seen = g;
         if (stop_.load(std::memory_order_acquire)) return;
-        work_on_current_job();
+        work_on_current_job(index);
     }
 }
 
@@ -83,16 +100,45 @@ void thread_pool::run(int64_t n_tasks, task_fn fn, void * ctx) {
     fn_ = fn;
     ctx_ = ctx;
     done_.store(0, std::memory_order_relaxed);
-    // The previous job's ticket is exhausted and all its tasks are done, so no thread reads fn_/ctx_ now;
-    // this release publishes them with the new ticket.
+    // The previous job's ticket and shares are exhausted and all its tasks are done, so no thread reads fn_/ctx_
+    // now; this release publishes them with the new ticket.
     ticket_.store(uint64_t(n_tasks) << 32, std::memory_order_release);
+    wake_workers();
+    work_on_current_job(0);
+    wait_done(n_tasks);
+}
+
+void thread_pool::run_shares(int64_t n_chunks, task_fn fn, void * ctx) {
+    if (n_chunks <= 0) return;
+    if (n_threads_ == 1 || n_chunks == 1) {
+        for (int64_t i = 0; i < n_chunks; ++i) fn(ctx, i);
+        return;
+    }
+    TM_CHECK(n_chunks <= int64_t(UINT32_MAX), invalid_argument, "thread_pool: at most 2^32 - 1 tasks per job");
+    fn_ = fn;
+    ctx_ = ctx;
+    done_.store(0, std::memory_order_relaxed);
+    // As in run(): every share is empty and every chunk of the previous job done; each release publishes
+    // fn_/ctx_ with that share.
+    for (int t = 0; t < n_threads_; ++t) {
+        const uint64_t front = uint64_t(n_chunks * t / n_threads_), back = uint64_t(n_chunks * (t + 1) / n_threads_);
+        shares_[size_t(t)].range.store(back << 32 | front, std::memory_order_release);
+    }
+    wake_workers();
+    work_on_current_job(0);
+    wait_done(n_chunks);
+}
+
+void thread_pool::wake_workers() {
     {
         // The lock orders the bump against a worker going to sleep (no lost wake-up).
         std::lock_guard<std::mutex> lock(mutex_);
         generation_.fetch_add(1, std::memory_order_acq_rel);
     }
     if (n_sleeping_.load(std::memory_order_relaxed) > 0) wake_.notify_all();
-    work_on_current_job();
+}
+
+void thread_pool::wait_done(int64_t n_tasks) {
     // The last running task is usually microseconds from done; a longer wait means its thread lost its core
     // (a shared machine), so after a short spin this thread offers the core to it (or to anyone) while waiting.
     for (int spin = 0; done_.load(std::memory_order_acquire) < n_tasks; ++spin) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,6 +22,12 @@ namespace tmill {
 // descheduled worker no longer holds up every job of a decode step (measured under load ~11 on 2 cores, the
 // old check-out wait made 2 threads slower than 1). Callers that need thread-count-independent results must
 // make each task's output depend only on its index.
+// NOTE(thread-pool-shares): run_shares hands each thread a contiguous share of the job's chunks, which it takes
+// from the front, in order (one stream of weights a thread, as one task a thread gives); a thread whose share is
+// done takes the chunks left in the others' from their backs. Each share is one 64-bit word, (back << 32) |
+// front, changed by compare-and-swap: a claim is valid only while front < back, so it is as self-describing as
+// a ticket claim and a late worker can take a chunk only of the job that owns the word then. Every chunk runs
+// once; which thread runs it is not fixed, so callers make each chunk's output depend only on its index.
 // Workers spin briefly on the job generation before sleeping on a condition variable: decode issues hundreds
 // of small jobs per token and a futex wake per job would dominate. The caller, once no task is left to claim,
 // spins briefly for the running ones and then yields its core while it waits.
@@ -40,18 +47,39 @@ public:
     // from inside a task. Exceptions must not escape fn. pre: n_tasks < 2^32 (checked).
     void run(int64_t n_tasks, task_fn fn, void * ctx);
 
-    // Convenience wrapper: f(i) for i in [0, n_tasks); f is called by reference, nothing is allocated.
+    // Runs fn(ctx, i) for i in [0, n_chunks), thread t first taking the chunks of its share [n_chunks * t /
+    // n_threads, n_chunks * (t + 1) / n_threads) in order (NOTE(thread-pool-shares)). The caller is thread 0.
+    // Same contract as run().
+    void run_shares(int64_t n_chunks, task_fn fn, void * ctx);
+
+    // Convenience wrappers: f(i) for i in [0, n); f is called by reference, nothing is allocated.
     template <typename F>
     void parallel_for(int64_t n_tasks, F && f) {
         using fn_type = typename std::remove_reference<F>::type;
         run(n_tasks, [](void * c, int64_t i) { (*static_cast<fn_type *>(c))(i); },
             const_cast<void *>(static_cast<const void *>(&f)));
     }
+    template <typename F>
+    void parallel_for_shares(int64_t n_chunks, F && f) {
+        using fn_type = typename std::remove_reference<F>::type;
+        run_shares(n_chunks, [](void * c, int64_t i) { (*static_cast<fn_type *>(c))(i); },
+                   const_cast<void *>(static_cast<const void *>(&f)));
+    }
 
 private:
-    void worker_main();
-    // Claims and runs tasks of the current job until its ticket is exhausted.
-    void work_on_current_job();
+    // One thread's share of a run_shares job: (back << 32) | front, the chunks [front, back) not yet claimed.
+    struct alignas(64) share {
+        std::atomic<uint64_t> range{0};
+    };
+
+    void worker_main(int index);
+    // Claims and runs tasks of the current job until its ticket is exhausted, then chunks of the shares:
+    // thread `self`'s own from the front, then the others' from the back, until every share is empty.
+    void work_on_current_job(int self);
+    // Tells the workers a job is published (its fn, ctx and ticket or shares already stored).
+    void wake_workers();
+    // The caller's wait for the running tasks of a job of n_tasks.
+    void wait_done(int64_t n_tasks);
 
     int n_threads_;
     std::vector<std::thread> workers_;     // (n_threads - 1)
@@ -62,6 +90,7 @@ private:
     std::atomic<uint64_t> ticket_{0};      // (n_tasks << 32) | next unclaimed task of the current job
     std::atomic<int64_t> done_{0};         // tasks of the current job finished
     std::atomic<int> n_sleeping_{0};
+    std::unique_ptr<share[]> shares_;      // (n_threads) run_shares' shares, thread t's at t
     task_fn fn_ = nullptr;
     void * ctx_ = nullptr;
 };
