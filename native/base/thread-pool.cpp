@@ -90,7 +90,11 @@ void thread_pool::worker_main(int index) {
     }
 }
 
-void thread_pool::run(int64_t n_tasks, task_fn fn, void * ctx) {
+void thread_pool::run(int64_t n_tasks, task_fn fn, void * ctx) { run_job(n_tasks, fn, ctx, false); }
+
+void thread_pool::run_shares(int64_t n_chunks, task_fn fn, void * ctx) { run_job(n_chunks, fn, ctx, true); }
+
+void thread_pool::run_job(int64_t n_tasks, task_fn fn, void * ctx, bool shares) {
     if (n_tasks <= 0) return;
     if (n_threads_ == 1 || n_tasks == 1) {
         for (int64_t i = 0; i < n_tasks; ++i) fn(ctx, i);
@@ -101,44 +105,22 @@ void thread_pool::run(int64_t n_tasks, task_fn fn, void * ctx) {
     ctx_ = ctx;
     done_.store(0, std::memory_order_relaxed);
     // The previous job's ticket and shares are exhausted and all its tasks are done, so no thread reads fn_/ctx_
-    // now; this release publishes them with the new ticket.
-    ticket_.store(uint64_t(n_tasks) << 32, std::memory_order_release);
-    wake_workers();
-    work_on_current_job(0);
-    wait_done(n_tasks);
-}
-
-void thread_pool::run_shares(int64_t n_chunks, task_fn fn, void * ctx) {
-    if (n_chunks <= 0) return;
-    if (n_threads_ == 1 || n_chunks == 1) {
-        for (int64_t i = 0; i < n_chunks; ++i) fn(ctx, i);
-        return;
+    // now; the release of the new ticket, or of each share, publishes them with it.
+    if (shares) {
+        for (int t = 0; t < n_threads_; ++t) {
+            const uint64_t front = uint64_t(n_tasks * t / n_threads_), back = uint64_t(n_tasks * (t + 1) / n_threads_);
+            shares_[size_t(t)].range.store(back << 32 | front, std::memory_order_release);
+        }
+    } else {
+        ticket_.store(uint64_t(n_tasks) << 32, std::memory_order_release);
     }
-    TM_CHECK(n_chunks <= int64_t(UINT32_MAX), invalid_argument, "thread_pool: at most 2^32 - 1 tasks per job");
-    fn_ = fn;
-    ctx_ = ctx;
-    done_.store(0, std::memory_order_relaxed);
-    // As in run(): every share is empty and every chunk of the previous job done; each release publishes
-    // fn_/ctx_ with that share.
-    for (int t = 0; t < n_threads_; ++t) {
-        const uint64_t front = uint64_t(n_chunks * t / n_threads_), back = uint64_t(n_chunks * (t + 1) / n_threads_);
-        shares_[size_t(t)].range.store(back << 32 | front, std::memory_order_release);
-    }
-    wake_workers();
-    work_on_current_job(0);
-    wait_done(n_chunks);
-}
-
-void thread_pool::wake_workers() {
     {
         // The lock orders the bump against a worker going to sleep (no lost wake-up).
         std::lock_guard<std::mutex> lock(mutex_);
         generation_.fetch_add(1, std::memory_order_acq_rel);
     }
     if (n_sleeping_.load(std::memory_order_relaxed) > 0) wake_.notify_all();
-}
-
-void thread_pool::wait_done(int64_t n_tasks) {
+    work_on_current_job(0);
     // The last running task is usually microseconds from done; a longer wait means its thread lost its core
     // (a shared machine), so after a short spin this thread offers the core to it (or to anyone) while waiting.
     for (int spin = 0; done_.load(std::memory_order_acquire) < n_tasks; ++spin) {

@@ -76,10 +76,8 @@ private:
     // Claims and runs tasks of the current job until its ticket is exhausted, then chunks of the shares:
     // thread `self`'s own from the front, then the others' from the back, until every share is empty.
     void work_on_current_job(int self);
-    // Tells the workers a job is published (its fn, ctx and ticket or shares already stored).
-    void wake_workers();
-    // The caller's wait for the running tasks of a job of n_tasks.
-    void wait_done(int64_t n_tasks);
+    // run (shares false) and run_shares: publishes the job, works on it, and returns when its tasks are done.
+    void run_job(int64_t n_tasks, task_fn fn, void * ctx, bool shares);
 
     int n_threads_;
     std::vector<std::thread> workers_;     // (n_threads - 1)
