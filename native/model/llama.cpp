@@ -42,11 +42,12 @@ void softcap_rows(float * x, int64_t n, float c) {
     for (int64_t i = 0; i < n; ++i) x[i] = c * std::tanh(x[i] * inv);
 }
 
-// Attention tasks per layer: (token, KV head) pairs are cut into this many ranges of about equal cost,
-// claimed dynamically by the workers, so neither the causal triangle (later tokens attend to more keys)
-// nor a core slowed by another process leaves a worker idle.
+// Attention tasks per layer (when cut between KV groups, NOTE(attention-split)): (token, KV head) pairs are cut
+// into this many ranges of about equal cost, claimed dynamically by the workers, so neither the causal triangle
+// (later tokens attend to more keys) nor a core slowed by another process leaves a worker idle.
 constexpr int64_t k_attn_tasks = 64;
-// A pair's cost in key visits: its context length plus this fixed part (query rounding, output).
+// A unit's cost in key visits (per pair, or per head when cut between heads): its context length plus this
+// fixed part (query rounding, output).
 constexpr int64_t k_attn_pair_overhead = 8;
 
 } // namespace
