@@ -37,34 +37,24 @@ thread_pool::~thread_pool() {
     for (auto & t : workers_) t.join();
 }
 
-void thread_pool::work_on_current_job(int self) {
-    uint64_t t = ticket_.load(std::memory_order_acquire);
+void thread_pool::drain(std::atomic<uint64_t> & range, bool from_front) {
+    uint64_t r = range.load(std::memory_order_acquire);
     for (;;) {
-        const uint32_t next = uint32_t(t), n_tasks = uint32_t(t >> 32);
-        if (next >= n_tasks) break;
-        // Success means task `next` of the job that published this ticket is ours, and that job stays
-        // current (fn_ and ctx_ stay its own) until we count the task done.
-        if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-        fn_(ctx_, int64_t(next));
+        const uint32_t front = uint32_t(r), back = uint32_t(r >> 32);
+        if (front >= back) return;
+        // Success means this task of the job that published the word is ours, and that job stays current
+        // (fn_ and ctx_ stay its own) until we count the task done.
+        const uint64_t claimed = from_front ? r + 1 : r - (uint64_t(1) << 32);
+        if (!range.compare_exchange_weak(r, claimed, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        fn_(ctx_, int64_t(from_front ? front : back - 1));
         done_.fetch_add(1, std::memory_order_acq_rel);
-        t = ticket_.load(std::memory_order_acquire);
+        r = range.load(std::memory_order_acquire);
     }
-    // The shares: this thread's own from the front, then each other thread's from the back. As with the ticket,
-    // a successful claim is a chunk of the job that owns the share now, current until the chunk is counted done.
-    for (int k = 0; k < n_threads_; ++k) {
-        share & sh = shares_[size_t((self + k) % n_threads_)];
-        const bool own = k == 0;
-        uint64_t r = sh.range.load(std::memory_order_acquire);
-        for (;;) {
-            const uint32_t front = uint32_t(r), back = uint32_t(r >> 32);
-            if (front >= back) break;
-            const uint64_t claimed = own ? r + 1 : r - (uint64_t(1) << 32);
-            if (!sh.range.compare_exchange_weak(r, claimed, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-            fn_(ctx_, int64_t(own ? front : back - 1));
-            done_.fetch_add(1, std::memory_order_acq_rel);
-            r = sh.range.load(std::memory_order_acquire);
-        }
-    }
+}
+
+void thread_pool::work_on_current_job(int self) {
+    drain(ticket_, true);
+    for (int k = 0; k < n_threads_; ++k) drain(shares_[size_t((self + k) % n_threads_)].range, k == 0);
 }
 
 void thread_pool::worker_main(int index) {

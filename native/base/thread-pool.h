@@ -55,18 +55,18 @@ public:
     // Convenience wrappers: f(i) for i in [0, n); f is called by reference, nothing is allocated.
     template <typename F>
     void parallel_for(int64_t n_tasks, F && f) {
-        using fn_type = typename std::remove_reference<F>::type;
-        run(n_tasks, [](void * c, int64_t i) { (*static_cast<fn_type *>(c))(i); },
-            const_cast<void *>(static_cast<const void *>(&f)));
+        run(n_tasks, call<F>, const_cast<void *>(static_cast<const void *>(&f)));
     }
     template <typename F>
     void parallel_for_shares(int64_t n_chunks, F && f) {
-        using fn_type = typename std::remove_reference<F>::type;
-        run_shares(n_chunks, [](void * c, int64_t i) { (*static_cast<fn_type *>(c))(i); },
-                   const_cast<void *>(static_cast<const void *>(&f)));
+        run_shares(n_chunks, call<F>, const_cast<void *>(static_cast<const void *>(&f)));
     }
 
 private:
+    // The task_fn of the wrappers: calls the callable that ctx points to.
+    template <typename F>
+    static void call(void * ctx, int64_t i) { (*static_cast<typename std::remove_reference<F>::type *>(ctx))(i); }
+
     // One thread's share of a run_shares job: (back << 32) | front, the chunks [front, back) not yet claimed.
     struct alignas(64) share {
         std::atomic<uint64_t> range{0};
@@ -76,6 +76,9 @@ private:
     // Claims and runs tasks of the current job until its ticket is exhausted, then chunks of the shares:
     // thread `self`'s own from the front, then the others' from the back, until every share is empty.
     void work_on_current_job(int self);
+    // Claims and runs the tasks left in one (back << 32) | front word — the ticket or a share — from its front
+    // or its back, until it is empty.
+    void drain(std::atomic<uint64_t> & range, bool from_front);
     // run (shares false) and run_shares: publishes the job, works on it, and returns when its tasks are done.
     void run_job(int64_t n_tasks, task_fn fn, void * ctx, bool shares);
 
@@ -85,7 +88,7 @@ private:
     std::condition_variable wake_;
     std::atomic<uint64_t> generation_{0};  // bumped once per job, to wake waiting workers
     std::atomic<bool> stop_{false};
-    std::atomic<uint64_t> ticket_{0};      // (n_tasks << 32) | next unclaimed task of the current job
+    std::atomic<uint64_t> ticket_{0};      // (n_tasks << 32) | next unclaimed task of the current job: a share all take from the front
     std::atomic<int64_t> done_{0};         // tasks of the current job finished
     std::atomic<int> n_sleeping_{0};
     std::unique_ptr<share[]> shares_;      // (n_threads) run_shares' shares, thread t's at t
