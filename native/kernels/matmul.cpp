@@ -24,35 +24,29 @@ namespace {
 // batch's activations for its tiles again: on the Xeon (avx512+amx, 2 threads, interleaved addons) the synthetic
 // Q8_0 512-token prompt ~365 -> ~380 tok/s, Qwen2.5-Coder-1.5B's 256-token prompt ~323 -> ~334, SmolLM2-135M's
 // ~1490 -> ~1510, 16 streams unchanged.
-// One token now takes contiguous shares instead (NOTE(decode-shares), below).
+// One token takes contiguous shares, its chunks capped in bytes (NOTE(decode-shares), below).
 // Rows repacked 16 at a time are cut on multiples of 16, and so are the GGUF rows of batches the AMX tiles
 // take (k_amx_min_tokens and more): a task's last group of fewer than 16 rows costs the tiles a whole group,
 // and SmolLM2-135M's 576- and 192-row matrices in 8 tasks had a partial group in every task (a third of the k
 // and v products wasted); the AVX-512 panels (8 rows) lose nothing by it.
-int64_t rows_per_task(int64_t n_out, int n_threads, int64_t n_tok, weight_layout layout) {
+// NOTE(decode-shares): a one-token product is cut into chunks of at most k_share_chunk_bytes of weights, at least
+// two a thread (rows_per_task), run by thread_pool::run_shares: each thread streams its own contiguous share in
+// order, and one whose share is done takes the other's last chunks. With dynamic tasks the threads took turns over 4
+// tasks, and the one that finished first waited for the other's last task: ~7.5 % of the engine thread's samples
+// were that wait (the synthetic TinyLlama-shape Q8_0, AMD EPYC, avx512, 2 threads), ~2 % with shares. Measured in
+// one process, requests alternating with and without (16-token prompt, 48 or 64 greedy tokens, 16-24 rounds, median
+// of the paired ratios): SmolLM2-135M Q4_1 1.06-1.09, Qwen2.5-Coder-1.5B Q4_K_M 1.015, the synthetic Q8_0 0.99-1.005
+// while the host read ~33 GB/s and 1.05 while it read ~45. Batches of 2 to 4 tokens gained nothing (4 streams of the
+// synthetic model 0.99) and keep the tasks.
+constexpr size_t k_share_chunk_bytes = size_t(512) << 10;
+
+// w_row: bytes of one weight row in its layout (weight_row_bytes).
+int64_t rows_per_task(int64_t n_out, size_t w_row, int n_threads, int64_t n_tok, weight_layout layout) {
     if (n_threads <= 1) return n_out;
     const int64_t target_tasks = int64_t(n_threads) * (n_tok >= 8 && n_tok < k_amx_min_tokens ? 4 : 2);
     const int64_t unit = layout == weight_layout::gguf && n_tok < k_amx_min_tokens ? 4 : quant::k_x16_rows;
     int64_t rows = (n_out + target_tasks - 1) / target_tasks;
-    rows = (rows + unit - 1) / unit * unit;
-    return rows < 16 ? 16 : rows;
-}
-// NOTE(decode-shares): a one-token product is cut into chunks of at most k_share_chunk_bytes of weights, at least
-// two a thread, run by thread_pool::run_shares: each thread streams its own contiguous share in order, and one whose
-// share is done takes the other's last chunks. With the dynamic tasks above the threads took turns over 4 tasks,
-// and the one that finished first waited for the other's last task: ~7.5 % of the engine thread's samples were
-// that wait (the synthetic TinyLlama-shape Q8_0, AMD EPYC, avx512, 2 threads), ~2 % with shares. Measured in one
-// process, requests alternating with and without (16-token prompt, 48 or 64 greedy tokens, 16-24 rounds, median
-// of the paired ratios): SmolLM2-135M Q4_1 1.06-1.09, Qwen2.5-Coder-1.5B Q4_K_M 1.015, the synthetic Q8_0 0.99-1.005
-// while the host read ~33 GB/s and 1.05 while it read ~45. Batches of 2 to 4 tokens gained nothing (4 streams of
-// the synthetic model 0.99) and keep the tasks.
-constexpr size_t k_share_chunk_bytes = size_t(512) << 10;
-
-int64_t rows_per_chunk(int64_t n_out, size_t w_row, weight_layout layout, int n_threads) {
-    const int64_t unit = layout == weight_layout::gguf ? 4 : quant::k_x16_rows;
-    int64_t rows = (n_out + 2 * int64_t(n_threads) - 1) / (2 * int64_t(n_threads));
-    const int64_t by_bytes = int64_t(k_share_chunk_bytes / w_row);
-    if (by_bytes < rows) rows = by_bytes;
+    if (n_tok == 1 && int64_t(k_share_chunk_bytes / w_row) < rows) rows = int64_t(k_share_chunk_bytes / w_row);
     rows = (rows + unit - 1) / unit * unit;
     return rows < 16 ? 16 : rows;
 }
@@ -165,7 +159,7 @@ void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matm
     TM_CHECK(n_parts >= 1 && n_parts <= k_matmul_max_parts, invalid_argument, "matmul: 1 to 4 weights per job");
     TM_CHECK(n_tok >= 1 && n_in >= 1, invalid_argument, "matmul: empty dimensions");
     const ggml_type act = quant::activation_type(parts[0].type);
-    const bool shares = n_tok == 1 && pool.n_threads() > 1;   // NOTE(decode-shares)
+    const bool shares = n_tok == 1;   // NOTE(decode-shares)
     struct plan {
         matmul_rows_fn fn;
         size_t w_row;
@@ -185,7 +179,7 @@ void matmul_prepared_many(thread_pool & pool, const kernel_table & k, const matm
         TM_CHECK(weight_layout_fits(p.layout, n_in), invalid_argument,
                  "matmul: Q8_0, Q4_0, IQ4_NL and Q5_0 rows repacked 16 at a time are a whole number of 64-weight block pairs");
         const size_t w_row = weight_row_bytes(p.type, p.layout, n_in);
-        const int64_t chunk = shares ? rows_per_chunk(p.n_out, w_row, p.layout, pool.n_threads()) : rows_per_task(p.n_out, pool.n_threads(), n_tok, p.layout);
+        const int64_t chunk = rows_per_task(p.n_out, w_row, pool.n_threads(), n_tok, p.layout);
         plans[i] = {matmul_rows_for(k, p.type, p.layout), w_row, chunk, n_tasks};
         n_tasks += (p.n_out + chunk - 1) / chunk;
     }
